@@ -1,0 +1,79 @@
+// The node agent: route registry, CDP proxy, WebDriver relay and launcher control listener, composed.
+import type { Logger } from 'pino';
+import type { NodeSignal } from '../schema/agent.ts';
+import type { SecretSource } from '../schema/token.ts';
+import { createControlListener } from './control.ts';
+import { createCdpProxy, type TlsFiles } from './proxy/cdp.ts';
+import { createWebDriverRelay } from './proxy/webdriver.ts';
+import { createRouteRegistry, type RouteRegistry, type Timers } from './routes.ts';
+
+export interface AgentOptions {
+  nodeId: string;
+  /** Host clients use in connect URLs. */
+  publicHost: string;
+  /** Address the CDP proxy and WebDriver relay bind to. */
+  bindHost: string;
+  /** 0 picks a free port (tests). */
+  cdpPort: number;
+  controlPort: number;
+  webdriverPort: number;
+  chromedriverPath: string;
+  /** PEM contents (not paths). */
+  tls?: TlsFiles;
+  idleGraceMs: number;
+  /** Already wrapped in cachedSecret. */
+  secrets: SecretSource;
+  signals: (list: NodeSignal[]) => Promise<void>;
+  log: Logger;
+  timers?: Timers;
+  now?: () => Date;
+}
+
+export interface AgentAddress {
+  cdpPort: number;
+  /** Loopback URL launchers register routes with (CARAVAN_AGENT_URL). */
+  controlUrl: string;
+  webdriverPort: number | undefined;
+}
+
+export interface Agent {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  address(): AgentAddress;
+  routes: RouteRegistry;
+}
+
+export function createAgent(opts: AgentOptions): Agent {
+  const log = opts.log.child({ nodeId: opts.nodeId });
+  const routes = createRouteRegistry({ idleGraceMs: opts.idleGraceMs, signals: opts.signals, log, timers: opts.timers });
+  const common = { routes, secrets: opts.secrets, log, tls: opts.tls, now: opts.now };
+  const cdp = createCdpProxy({ ...common, host: opts.bindHost, port: opts.cdpPort, publicHost: opts.publicHost });
+  const webdriver = createWebDriverRelay({ ...common, host: opts.bindHost, port: opts.webdriverPort, chromedriverPath: opts.chromedriverPath });
+  const control = createControlListener({ routes, secrets: opts.secrets, log, port: opts.controlPort, now: opts.now });
+  let started = false;
+
+  return {
+    routes,
+    async start() {
+      await cdp.start();
+      try {
+        await webdriver.start();
+        await control.start();
+      } catch (err) {
+        await Promise.allSettled([cdp.stop(), webdriver.stop()]);
+        throw err;
+      }
+      started = true;
+    },
+    async stop() {
+      if (!started) return;
+      started = false;
+      await Promise.allSettled([control.stop(), cdp.stop(), webdriver.stop()]);
+      await routes.stop();
+      log.info('agent stopped');
+    },
+    address() {
+      return { cdpPort: cdp.address().port, controlUrl: control.url(), webdriverPort: webdriver.address()?.port };
+    },
+  };
+}

@@ -1,0 +1,156 @@
+// Parses the environment of the browser launcher and of the standalone node agent (the only place in agent/ that reads env).
+import os from 'node:os';
+import { z } from 'zod';
+import { Viewport } from '../schema/agent.ts';
+
+type Env = Record<string, string | undefined>;
+
+const bool = (fallback: boolean) =>
+  z.string().trim().toLowerCase().optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      if (v === 'true' || v === '1') return true;
+      if (v === 'false' || v === '0') return false;
+      ctx.addIssue({ code: 'custom', message: `expected true or false, got "${v}"` });
+      return z.NEVER;
+    });
+
+const port = (fallback: number) =>
+  z.string().trim().optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || n > 65535) {
+        ctx.addIssue({ code: 'custom', message: `expected a port number 0-65535, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const positiveInt = (fallback: number) =>
+  z.string().trim().optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      if (!/^\d+$/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: `expected a non-negative integer, got "${v}"` });
+        return z.NEVER;
+      }
+      return Number(v);
+    });
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const required = z.string({ error: 'is required' }).trim().min(1, 'is required');
+const optionalString = z.string().trim().optional().transform((v) => (v ? v : undefined));
+
+const viewport = z.string().trim().optional().transform((v, ctx) => {
+  if (!v) return undefined;
+  const m = /^(\d+)x(\d+)$/i.exec(v);
+  const parsed = m ? Viewport.safeParse({ width: Number(m[1]), height: Number(m[2]) }) : undefined;
+  if (!parsed?.success) {
+    ctx.addIssue({ code: 'custom', message: `expected WIDTHxHEIGHT (100x100 .. 7680x4320), got "${v}"` });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+
+/** Environment of one browser launcher (one process per session). */
+export const LauncherEnv = z.object({
+  CARAVAN_SESSION_ID: required,
+  CARAVAN_LAUNCHER_TOKEN: required,
+  CARAVAN_CONTROL_URL: httpUrl,
+  CARAVAN_AGENT_URL: httpUrl,
+  CARAVAN_NODE_ID: optionalString,
+  CHROME_PATH: z.string().trim().min(1).default('/usr/bin/chromium'),
+  CARAVAN_VIEWPORT: viewport,
+  CARAVAN_KEEP_ALIVE: bool(false),
+  CARAVAN_WATCH_STDIN: bool(false),
+  CARAVAN_WORK_DIR: z.string().trim().min(1).optional(),
+  LOG_LEVEL: logLevel,
+}).transform((e) => ({
+  sessionId: e.CARAVAN_SESSION_ID,
+  launcherToken: e.CARAVAN_LAUNCHER_TOKEN,
+  controlUrl: e.CARAVAN_CONTROL_URL,
+  agentUrl: e.CARAVAN_AGENT_URL,
+  nodeId: e.CARAVAN_NODE_ID,
+  chromePath: e.CHROME_PATH,
+  viewport: e.CARAVAN_VIEWPORT,
+  keepAlive: e.CARAVAN_KEEP_ALIVE,
+  watchStdin: e.CARAVAN_WATCH_STDIN,
+  workDir: e.CARAVAN_WORK_DIR ?? os.tmpdir(),
+  logLevel: e.LOG_LEVEL,
+}));
+export type LauncherConfig = z.output<typeof LauncherEnv>;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
+
+/** Environment of the standalone node agent (`caravan agent`). */
+export const AgentEnv = z.object({
+  AGENT_CDP_PORT: port(9223),
+  AGENT_PUBLIC_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  AGENT_BIND_HOST: optionalString,
+  AGENT_CONTROL_PORT: port(9224),
+  AGENT_WEBDRIVER_PORT: port(4444),
+  CHROMEDRIVER_PATH: z.string().trim().min(1).default('/usr/bin/chromedriver'),
+  AGENT_TLS_CERT: optionalString,
+  AGENT_TLS_KEY: optionalString,
+  AGENT_IDLE_GRACE_MS: positiveInt(30_000),
+  CARAVAN_NODE_ID: required,
+  CARAVAN_CONTROL_URL: httpUrl,
+  CARAVAN_NODE_TOKEN: required,
+  // HS256 wants at least 256 bits of key material.
+  SERVICE_JWT_SIGNING_KEY: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
+  LOG_LEVEL: logLevel,
+}).superRefine((e, ctx) => {
+  if (Boolean(e.AGENT_TLS_CERT) !== Boolean(e.AGENT_TLS_KEY)) {
+    const missing = e.AGENT_TLS_CERT ? 'AGENT_TLS_KEY' : 'AGENT_TLS_CERT';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'AGENT_TLS_CERT and AGENT_TLS_KEY must be set together' });
+  }
+}).transform((e) => ({
+  cdpPort: e.AGENT_CDP_PORT,
+  publicHost: e.AGENT_PUBLIC_HOST,
+  bindHost: e.AGENT_BIND_HOST ?? (LOOPBACK.test(e.AGENT_PUBLIC_HOST) ? '127.0.0.1' : '0.0.0.0'),
+  controlPort: e.AGENT_CONTROL_PORT,
+  webdriverPort: e.AGENT_WEBDRIVER_PORT,
+  chromedriverPath: e.CHROMEDRIVER_PATH,
+  tls: e.AGENT_TLS_CERT && e.AGENT_TLS_KEY ? { certFile: e.AGENT_TLS_CERT, keyFile: e.AGENT_TLS_KEY } : undefined,
+  idleGraceMs: e.AGENT_IDLE_GRACE_MS,
+  nodeId: e.CARAVAN_NODE_ID,
+  controlUrl: e.CARAVAN_CONTROL_URL,
+  nodeToken: e.CARAVAN_NODE_TOKEN,
+  signingKey: e.SERVICE_JWT_SIGNING_KEY,
+  logLevel: e.LOG_LEVEL,
+}));
+export type AgentConfig = z.output<typeof AgentEnv>;
+
+function parseWith<T extends z.ZodType>(schema: T, env: Env, what: string): z.output<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const detail = result.error.issues
+    .map((i) => `${i.path.map(String).join('.') || '(env)'}: ${i.message}`)
+    .join('; ');
+  throw new Error(`invalid ${what} environment: ${detail}`);
+}
+
+/** Parses the launcher's env; throws an Error naming every bad variable. */
+export function parseLauncherEnv(env: Env): LauncherConfig {
+  return parseWith(LauncherEnv, env, 'launcher');
+}
+
+/** Parses the standalone agent's env; throws an Error naming every bad variable. */
+export function parseAgentEnv(env: Env): AgentConfig {
+  return parseWith(AgentEnv, env, 'agent');
+}
+
+/** The launcher's config from this process's environment. */
+export function loadLauncherConfig(): LauncherConfig {
+  return parseLauncherEnv(process.env);
+}
+
+/** The standalone agent's config from this process's environment. */
+export function loadAgentConfig(): AgentConfig {
+  return parseAgentEnv(process.env);
+}

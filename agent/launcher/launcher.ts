@@ -1,0 +1,205 @@
+// One session's browser launcher: start Chromium, register its route with the node agent, report
+// READY; on stop close the browser cleanly and report STOPPED; if the browser dies, report FAILED.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { RouteRegistration, SessionReport } from '../../schema/agent.ts';
+import type { LauncherConfig } from '../config.ts';
+import { controlPlaneClient, type ControlPlaneClient } from '../report.ts';
+import { launchChromium, type Chromium, type Exit } from './chromium.ts';
+
+export interface LauncherDeps {
+  log: Logger;
+  /** Replaceable for tests; defaults to a GraphQL client of config.controlUrl with the launcher token. */
+  controlPlane?: ControlPlaneClient;
+  /** Start-to-CDP limit; default 30 s. */
+  launchTimeoutMs?: number;
+  /** How long a clean Browser.close may take before SIGKILL; default 5 s. */
+  closeTimeoutMs?: number;
+}
+
+export interface ReadyInfo {
+  pid: number;
+  port: number;
+  wsPath: string;
+  version: string;
+  userDataDir: string;
+  /** Milliseconds from runLauncher() to the READY report being accepted. */
+  readyMs: number;
+}
+
+export interface LauncherHandle {
+  /** Resolves once READY was reported; rejects if the launch failed or was stopped first. */
+  ready: Promise<ReadyInfo>;
+  /** Resolves with the process exit code (0 stopped, 1 failed) when the launcher is done. */
+  done: Promise<number>;
+  /** Asks for a clean stop (SIGTERM, SIGINT, stdin closed); resolves like `done`. */
+  stop(reason: string): Promise<number>;
+}
+
+const STOP_REPORT_TIMEOUT_MS = 3_000;
+const AGENT_TIMEOUT_MS = 5_000;
+
+export function runLauncher(config: LauncherConfig, deps: LauncherDeps): LauncherHandle {
+  const t0 = performance.now();
+  const log = deps.log.child({ sessionId: config.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  const controlPlane = deps.controlPlane ?? controlPlaneClient(config.controlUrl, config.launcherToken);
+  const quickControlPlane = deps.controlPlane ?? controlPlaneClient(config.controlUrl, config.launcherToken, { timeoutMs: STOP_REPORT_TIMEOUT_MS });
+  const routeUrl = `${config.agentUrl}/routes/${encodeURIComponent(config.sessionId)}`;
+  const auth = { Authorization: `Bearer ${config.launcherToken}` };
+
+  let stopReason: string | undefined;
+  let requestStop: (reason: string) => void = () => undefined;
+  const stopRequested = new Promise<string>((resolve) => {
+    requestStop = resolve;
+  });
+  const startAbort = new AbortController();
+
+  let resolveReady: (info: ReadyInfo) => void = () => undefined;
+  let rejectReady: (err: Error) => void = () => undefined;
+  const ready = new Promise<ReadyInfo>((resolve, reject) => {
+    resolveReady = resolve;
+    rejectReady = reject;
+  });
+  ready.catch(() => undefined);
+
+  const report = async (client: ControlPlaneClient, input: Omit<SessionReport, 'sessionId' | 'nodeId'>): Promise<boolean> => {
+    try {
+      await client.reportSession({ sessionId: config.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}), ...input });
+      return true;
+    } catch (err) {
+      log.warn({ err, status: input.status }, 'report to the control plane failed');
+      return false;
+    }
+  };
+
+  async function putRoute(browser: Chromium): Promise<void> {
+    const body: RouteRegistration = {
+      sessionId: config.sessionId,
+      browserPort: browser.port,
+      browserWsPath: browser.wsPath,
+      keepAlive: config.keepAlive,
+      browserPid: browser.pid,
+    };
+    const res = await fetch(routeUrl, {
+      method: 'PUT',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(AGENT_TIMEOUT_MS),
+    });
+    if (!res.ok) throw new Error(`node agent refused the route: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+  }
+
+  async function deleteRoute(): Promise<void> {
+    try {
+      const res = await fetch(routeUrl, { method: 'DELETE', headers: auth, signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) });
+      if (!res.ok && res.status !== 404) log.warn({ status: res.status }, 'node agent refused to remove the route');
+    } catch (err) {
+      log.warn({ err }, 'removing the route failed');
+    }
+  }
+
+  async function removeDir(dir: string): Promise<void> {
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 }).catch((err: unknown) => log.warn({ err, dir }, 'could not remove the user-data dir'));
+  }
+
+  const describeExit = (e: Exit) => (e.signal ? `signal ${e.signal}` : `exit code ${e.code}`);
+
+  async function run(): Promise<number> {
+    const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}-`));
+    let browser: Chromium | undefined;
+    let routed = false;
+
+    const fail = async (message: string): Promise<number> => {
+      log.error({ message }, 'session failed');
+      rejectReady(new Error(message));
+      if (browser?.running()) await browser.close(deps.closeTimeoutMs);
+      if (routed) await deleteRoute();
+      await report(controlPlane, { status: 'FAILED', message: message.slice(0, 2000) });
+      await removeDir(dir);
+      return 1;
+    };
+
+    const shutdown = async (reason: string): Promise<number> => {
+      const ts = performance.now();
+      log.info({ reason }, 'stopping');
+      rejectReady(new Error(`stopped before ready (${reason})`));
+      if (browser) {
+        const exit = await browser.close(deps.closeTimeoutMs);
+        log.debug({ exit, closeMs: Math.round(performance.now() - ts) }, 'browser closed');
+      }
+      if (routed) await deleteRoute();
+      await report(quickControlPlane, { status: 'STOPPED', message: `stopped: ${reason}` });
+      await removeDir(dir);
+      log.info({ stopMs: Math.round(performance.now() - ts) }, 'stopped');
+      return 0;
+    };
+
+    try {
+      browser = await launchChromium({
+        chromePath: config.chromePath,
+        userDataDir: dir,
+        viewport: config.viewport,
+        log,
+        timeoutMs: deps.launchTimeoutMs,
+        signal: startAbort.signal,
+      });
+    } catch (err) {
+      if (stopReason) return shutdown(stopReason);
+      return fail(err instanceof Error ? err.message : String(err));
+    }
+    const tLaunched = performance.now();
+    if (stopReason) return shutdown(stopReason);
+
+    try {
+      await putRoute(browser);
+      routed = true;
+    } catch (err) {
+      return fail(`could not register the route with the node agent: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const tRouted = performance.now();
+    if (stopReason) return shutdown(stopReason);
+
+    const accepted = await report(controlPlane, {
+      status: 'READY',
+      browser: { port: browser.port, wsPath: browser.wsPath, version: browser.version },
+    });
+    if (!accepted) {
+      if (stopReason) return shutdown(stopReason);
+      return fail('the control plane did not accept the READY report');
+    }
+    const readyMs = Math.round(performance.now() - t0);
+    log.debug({ launchMs: Math.round(tLaunched - t0), routeMs: Math.round(tRouted - tLaunched), reportMs: Math.round(performance.now() - tRouted), readyMs }, 'launch timings');
+    log.info({ pid: browser.pid, port: browser.port, readyMs }, 'session ready');
+    resolveReady({ pid: browser.pid, port: browser.port, wsPath: browser.wsPath, version: browser.version, userDataDir: dir, readyMs });
+
+    const outcome = await Promise.race([
+      stopRequested.then((reason) => ({ kind: 'stop' as const, reason })),
+      browser.exited.then((exit) => ({ kind: 'exit' as const, exit })),
+    ]);
+    // A stop that was asked for wins, even if the browser went down at the same moment (Ctrl-C
+    // reaches the whole process group).
+    if (stopReason) return shutdown(stopReason);
+    if (outcome.kind === 'exit') return fail(`browser exited unexpectedly (${describeExit(outcome.exit)})`);
+    return shutdown(outcome.reason);
+  }
+
+  const done = run().catch((err: unknown) => {
+    log.error({ err }, 'launcher crashed');
+    rejectReady(err instanceof Error ? err : new Error(String(err)));
+    return 1;
+  });
+
+  return {
+    ready,
+    done,
+    stop(reason: string) {
+      if (!stopReason) {
+        stopReason = reason;
+        startAbort.abort();
+        requestStop(reason);
+      }
+      return done;
+    },
+  };
+}

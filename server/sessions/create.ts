@@ -1,0 +1,115 @@
+// Creates a session: validates, admits it under the project's concurrency limit, asks the
+// scheduler for a browser and waits (up to the ready-wait limit) until the browser is ready.
+import crypto from 'node:crypto';
+import { CreateSessionBody } from '../../schema/rest.ts';
+import { LIVE_STATUSES } from '../../schema/states.ts';
+import type { KeyAuth } from '../auth/apiKeys.ts';
+import { resolveProject } from '../auth/apiKeys.ts';
+import { signCdpToken, signLauncherToken } from '../auth/tokens.ts';
+import type { Deps } from '../deps.ts';
+import { GatewayTimeout, Invalid, LimitReached, NotFound, ServiceError } from '../errors.ts';
+import type { SessionChange } from '../events/bus.ts';
+import { parseInput } from '../validate.ts';
+import { transition } from './transition.ts';
+import { sessionView, type SessionView } from './view.ts';
+
+export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, headerProject?: string, clientIp?: string): Promise<SessionView> {
+  const body = parseInput(CreateSessionBody, input);
+  const projectId = resolveProject(auth, body.projectId, headerProject);
+  if (body.browserSettings?.context) throw new Invalid('browserSettings.context: contexts are not available on this server yet');
+  const project = await deps.db.project.findUnique({ where: { id: projectId } });
+  if (!project) throw new NotFound(`project ${projectId} not found`);
+  const max = deps.config.SERVICE_MAX_SESSION_TIMEOUT;
+  if (body.timeout !== undefined && body.timeout > max) throw new Invalid(`timeout must be <= ${max} seconds (SERVICE_MAX_SESSION_TIMEOUT)`);
+  const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
+
+  const id = `sess_${crypto.randomUUID()}`;
+  const nowMs = deps.clock.now();
+  const issuedAt = Math.floor(nowMs / 1000);
+  const expiresAt = issuedAt + timeout;
+  const userId = typeof body.userMetadata?.userId === 'string' ? body.userMetadata.userId : undefined;
+  const signingKey = await signCdpToken(deps.secrets, { sessionId: id, projectId, issuedAt, expiresAt, ...(userId ? { userId } : {}), ...(clientIp ? { ipAddress: clientIp } : {}) });
+  const browserSettings = body.browserSettings ?? {};
+
+  await admit(deps, projectId, project.concurrency, async (tx, now) => {
+    await tx.session.create({
+      data: {
+        id, projectId, status: 'CREATING', keepAlive: body.keepAlive ?? false, region: body.region ?? 'us-east-1',
+        timeout, userMetadata: (body.userMetadata ?? {}) as object, browserSettings: browserSettings as object,
+        signingKey, expiresAt: BigInt(expiresAt), createdAt: now, updatedAt: now,
+      },
+    });
+    await tx.sessionEvent.create({ data: { sessionId: id, projectId, from: null, to: 'CREATING', createdAt: now } });
+    await tx.usage.create({ data: { sessionId: id, projectId, startedAt: now } });
+  });
+  const log = deps.log.child({ sessionId: id, projectId });
+
+  const settled = waitForSettled(deps, id, deps.config.SERVICE_READY_WAIT_MS);
+  try {
+    const launcherToken = await signLauncherToken(deps.secrets, id, expiresAt);
+    const placement = await deps.scheduler.start({
+      sessionId: id, projectId, keepAlive: body.keepAlive ?? false, launcherToken, controlUrl: deps.controlUrl(),
+      ...(browserSettings.viewport ? { viewport: browserSettings.viewport } : {}),
+    });
+    await transition(deps, id, 'PROVISIONING', { reason: 'PLACED', patch: { taskRef: placement.taskRef, nodeId: placement.nodeId } });
+  } catch (err) {
+    settled.cancel();
+    const message = err instanceof Error ? err.message : String(err);
+    log.warn({ err }, 'scheduler could not place the session');
+    await transition(deps, id, 'FAILED', { reason: 'FAILED', message });
+    throw err instanceof ServiceError ? err : new ServiceError(500, `could not start a browser: ${message}`);
+  }
+
+  const outcome = await settled.promise;
+  const row = await deps.db.session.findUnique({ where: { id } });
+  if (outcome === 'timeout' || !row) {
+    await endAfterReadyWait(deps, id);
+    throw new GatewayTimeout(`the browser was not ready within ${deps.config.SERVICE_READY_WAIT_MS / 1000} s; the session ${id} was ended, retry the create`);
+  }
+  if (row.status === 'FAILED' || row.status === 'STOPPED') {
+    throw new ServiceError(500, `the browser failed to start: ${row.errorMessage ?? row.endReason ?? 'unknown reason'} (session ${id})`);
+  }
+  log.info({ ms: deps.clock.now() - nowMs }, 'session ready');
+  return sessionView(row, 0, { secrets: true });
+}
+
+type Tx = Parameters<Parameters<Deps['db']['$transaction']>[0]>[0];
+
+/** Race-free admission: the project row is locked while live sessions are counted. */
+async function admit(deps: Deps, projectId: string, limit: number, insert: (tx: Tx, now: Date) => Promise<void>) {
+  await deps.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
+    const running = await tx.session.count({ where: { projectId, status: { in: LIVE_STATUSES } } });
+    if (running >= limit) {
+      throw new LimitReached(`project ${projectId} is at its concurrency limit: ${running} of ${limit} sessions running; release one or raise the project's concurrency`);
+    }
+    await insert(tx, new Date(deps.clock.now()));
+  }, { maxWait: 15_000, timeout: 15_000 });
+}
+
+function waitForSettled(deps: Deps, id: string, ms: number) {
+  let unsubscribe = (): void => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<'settled' | 'timeout'>((resolve) => {
+    unsubscribe = deps.bus.subscribe((c: SessionChange) => {
+      if (c.sessionId === id && ['READY', 'RUNNING', 'FAILED', 'STOPPED'].includes(c.to)) resolve('settled');
+    });
+    timer = setTimeout(() => resolve('timeout'), ms);
+  }).finally(() => {
+    clearTimeout(timer);
+    unsubscribe();
+  });
+  return {
+    promise,
+    cancel: () => {
+      clearTimeout(timer);
+      unsubscribe();
+    },
+  };
+}
+
+async function endAfterReadyWait(deps: Deps, id: string) {
+  const row = await transition(deps, id, 'FAILED', { reason: 'READY_WAIT_EXPIRED', message: 'the browser was not ready within the ready-wait limit' });
+  const taskRef = row?.taskRef;
+  if (taskRef) void deps.scheduler.stop(taskRef).catch((err) => deps.log.warn({ err, sessionId: id }, 'stop after ready wait failed'));
+}

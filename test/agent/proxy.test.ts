@@ -1,0 +1,269 @@
+// The CDP proxy against a real Chromium: Playwright, Puppeteer and raw clients; token checks; signals.
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import { chromium as playwright } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createAgent, type Agent } from '../../agent/agent.ts';
+import { launchChromium, type Chromium } from '../../agent/launcher/chromium.ts';
+import {
+  cdpCommand, manualTimers, mintCdpToken, secrets, signalSink, startPageServer, tamper, tempDir, testLog, tryUpgrade, waitFor,
+} from './helpers.ts';
+
+const GRACE = 1_000;
+const SESSION = 'sess_proxy';
+
+describe('CDP proxy', { timeout: 20_000 }, () => {
+  let browser: Chromium;
+  let agent: Agent;
+  let page: Awaited<ReturnType<typeof startPageServer>>;
+  let dir: string;
+  const sink = signalSink();
+  const timers = manualTimers();
+  let base: string;
+
+  const route = (sessionId: string, keepAlive: boolean) =>
+    agent.routes.add({ sessionId, browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive, browserPid: browser.pid });
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    [browser, page] = await Promise.all([
+      launchChromium({ chromePath: '/usr/bin/chromium', userDataDir: dir, log: testLog() }),
+      startPageServer(),
+    ]);
+    agent = createAgent({
+      nodeId: 'node-test', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: sink.signals, log: testLog(), timers,
+    });
+    await agent.start();
+    base = `ws://127.0.0.1:${agent.address().cdpPort}`;
+    route(SESSION, false);
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await browser?.close();
+    await page?.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('lets Playwright connectOverCDP open a page, read its title and evaluate script', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const b = await playwright.connectOverCDP(`${base}?signingKey=${token}`);
+    try {
+      const context = b.contexts()[0] ?? (await b.newContext());
+      const p = await context.newPage();
+      await p.goto(`${page.url}playwright`);
+      expect(await p.title()).toBe('Caravan test page');
+      expect(await p.evaluate(() => document.getElementById('h')?.textContent)).toBe('hello from /playwright');
+      expect(await p.evaluate(() => 6 * 7)).toBe(42);
+      await p.close();
+    } finally {
+      await b.close();
+    }
+    expect(browser.running()).toBe(true);
+  });
+
+  it('lets Puppeteer connect with browserWSEndpoint and drive a page', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const b = await puppeteer.connect({ browserWSEndpoint: `${base}?signingKey=${token}` });
+    try {
+      const p = await b.newPage();
+      await p.goto(`${page.url}puppeteer`);
+      expect(await p.title()).toBe('Caravan test page');
+      expect(await p.evaluate(() => document.getElementById('h')?.textContent)).toBe('hello from /puppeteer');
+      await p.close();
+    } finally {
+      await b.disconnect();
+    }
+  });
+
+  it('accepts the /session/<id> form, and a Bearer header instead of the query', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const v1 = await cdpCommand(`${base}/session/${SESSION}?signingKey=${token}`, 'Browser.getVersion');
+    expect(String(v1.product)).toMatch(/Chrome/);
+    const v2 = await cdpCommand(`${base}/`, 'Browser.getVersion', { Authorization: `Bearer ${token}` });
+    expect(v2.product).toBe(v1.product);
+  });
+
+  it('drops the client Origin header (Chromium would refuse an unknown origin)', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    expect(await tryUpgrade(`${base}?signingKey=${token}`, { Origin: 'https://evil.example' })).toEqual({ opened: true });
+  });
+
+  it.each([
+    ['tampered', async () => tamper(await mintCdpToken({ sessionId: SESSION }))],
+    ['expired', () => mintCdpToken({ sessionId: SESSION, expIn: -120 })],
+    ['not yet valid', () => mintCdpToken({ sessionId: SESSION, nbfIn: 3_600 })],
+    ['wrong audience', () => mintCdpToken({ sessionId: SESSION, audience: ['something-else'] })],
+    ['wrong secret', () => mintCdpToken({ sessionId: SESSION, secret: new TextEncoder().encode('another-secret-another-secret-another-secret') })],
+    ['wrong issuer', () => mintCdpToken({ sessionId: SESSION, issuer: 'someone-else' })],
+  ])('answers 401 before any handshake to a %s token', async (_name, mint) => {
+    const outcome = await tryUpgrade(`${base}?signingKey=${await mint()}`);
+    expect(outcome.opened).toBe(false);
+    expect(outcome.status).toBe(401);
+    expect(JSON.parse(outcome.body ?? '{}')).toMatchObject({ success: false });
+  });
+
+  it('answers 401 when the token is missing', async () => {
+    const outcome = await tryUpgrade(base);
+    expect(outcome).toMatchObject({ opened: false, status: 401 });
+    expect(JSON.parse(outcome.body ?? '{}').message).toMatch(/missing token/);
+  });
+
+  it('answers 403 for /session/<other id> and 404 for a session that is not on this node', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    expect(await tryUpgrade(`${base}/session/sess_other?signingKey=${token}`)).toMatchObject({ status: 403 });
+    const stranger = await mintCdpToken({ sessionId: 'sess_elsewhere' });
+    expect(await tryUpgrade(`${base}?signingKey=${stranger}`)).toMatchObject({ status: 404 });
+    expect(await tryUpgrade(`${base}/somewhere/else?signingKey=${token}`)).toMatchObject({ status: 404 });
+  });
+
+  it('rewrites /json/version and /json/list to point at the proxy with the token', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const http = `http://127.0.0.1:${agent.address().cdpPort}`;
+    for (const p of ['/json/version', '/json/version/']) {
+      const res = await fetch(`${http}${p}?signingKey=${token}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { webSocketDebuggerUrl: string; Browser: string };
+      expect(body.Browser).toMatch(/Chrome/);
+      expect(body.webSocketDebuggerUrl).toBe(`${base}${browser.wsPath}?signingKey=${token}`);
+    }
+    for (const p of ['/json', '/json/list', '/json/list/']) {
+      const list = (await (await fetch(`${http}${p}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as Array<{ webSocketDebuggerUrl: string; devtoolsFrontendUrl: string }>;
+      expect(list.length).toBeGreaterThan(0);
+      for (const t of list) {
+        expect(t.webSocketDebuggerUrl).toMatch(new RegExp(`^${base}/devtools/page/[A-F0-9]+\\?signingKey=`));
+        expect(new URL(t.devtoolsFrontendUrl).searchParams.get('ws')).toMatch(new RegExp(`^127\\.0\\.0\\.1:${agent.address().cdpPort}/devtools/page/`));
+      }
+    }
+    // A rewritten page URL is usable as is.
+    const list = (await (await fetch(`${http}/json/list?signingKey=${token}`)).json()) as Array<{ type: string; webSocketDebuggerUrl: string }>;
+    const target = list.find((t) => t.type === 'page');
+    expect(target).toBeDefined();
+    expect(await tryUpgrade(target?.webSocketDebuggerUrl ?? '')).toEqual({ opened: true });
+    expect((await fetch(`${http}/json/version`)).status).toBe(401);
+    expect((await fetch(`${http}/json/version?signingKey=${tamper(token)}`)).status).toBe(401);
+    expect((await fetch(`${http}/json/new?signingKey=${token}`)).status).toBe(404);
+    expect((await fetch(`${http}/`)).status).toBe(404);
+  });
+
+  it('lets Playwright connect with an http endpoint and a Bearer header (it asks /json/version/)', async () => {
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const b = await playwright.connectOverCDP(`http://127.0.0.1:${agent.address().cdpPort}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(b.contexts().length).toBeGreaterThan(0);
+    await b.close();
+  });
+
+  it('emits ATTACHED once and counts the bytes moved in both directions', async () => {
+    await waitFor(() => agent.routes.get(SESSION)?.openClients === 0, 5_000, 'clients to detach');
+    await agent.routes.flush();
+    expect(sink.received.filter((s) => s.kind === 'ATTACHED' && s.sessionId === SESSION)).toHaveLength(1);
+    const counted = sink.received.filter((s) => s.kind === 'BYTES' && s.sessionId === SESSION).reduce((n, s) => n + (s.kind === 'BYTES' ? s.proxyBytes : 0), 0);
+    expect(counted).toBeGreaterThan(10_000);
+    expect(counted).toBe(agent.routes.get(SESSION)?.totalBytes);
+  });
+
+  it('flushes bytes of a live connection every 5 s', async () => {
+    route('sess_live', true);
+    const token = await mintCdpToken({ sessionId: 'sess_live' });
+    const ws = new WebSocket(`${base}?signingKey=${token}`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ id: 1, method: 'Browser.getVersion' }));
+    await new Promise((r) => ws.once('message', r));
+    const before = sink.received.length;
+    timers.fire(5_000);
+    await agent.routes.flush();
+    const bytes = sink.received.slice(before).find((s) => s.kind === 'BYTES' && s.sessionId === 'sess_live');
+    expect(bytes).toBeDefined();
+    ws.close();
+  });
+
+  it('emits IDLE after the grace when the last client leaves a keepAlive=false session', async () => {
+    timers.fire(GRACE); // graces left by earlier tests end now
+    route('sess_idle', false);
+    const token = await mintCdpToken({ sessionId: 'sess_idle' });
+    await cdpCommand(`${base}?signingKey=${token}`, 'Browser.getVersion');
+    await waitFor(() => timers.pending(GRACE) === 1, 5_000, 'the idle grace to start');
+    expect(sink.received.some((s) => s.kind === 'IDLE' && s.sessionId === 'sess_idle')).toBe(false);
+    timers.fire(GRACE);
+    await waitFor(() => sink.received.some((s) => s.kind === 'IDLE' && s.sessionId === 'sess_idle'), 2_000, 'IDLE');
+  });
+
+  it('does not emit IDLE when a client comes back within the grace', async () => {
+    timers.fire(GRACE); // graces left by earlier tests end now
+    route('sess_back', false);
+    const token = await mintCdpToken({ sessionId: 'sess_back' });
+    await cdpCommand(`${base}?signingKey=${token}`, 'Browser.getVersion');
+    await waitFor(() => timers.pending(GRACE) === 1, 5_000, 'the idle grace to start');
+    const ws = new WebSocket(`${base}?signingKey=${token}`);
+    await new Promise((r) => ws.once('open', r));
+    await waitFor(() => timers.pending(GRACE) === 0, 5_000, 'the reconnect to cancel the grace');
+    timers.fire(GRACE);
+    expect(sink.received.some((s) => s.kind === 'IDLE' && s.sessionId === 'sess_back')).toBe(false);
+    ws.close();
+    await waitFor(() => agent.routes.get('sess_back')?.openClients === 0, 5_000, 'detach');
+  });
+
+  it('never emits IDLE for a keepAlive=true session', async () => {
+    timers.fire(GRACE); // graces left by earlier tests end now
+    route('sess_keep', true);
+    const token = await mintCdpToken({ sessionId: 'sess_keep' });
+    await cdpCommand(`${base}?signingKey=${token}`, 'Browser.getVersion');
+    await waitFor(() => agent.routes.get('sess_keep')?.openClients === 0, 5_000, 'detach');
+    expect(timers.pending(GRACE)).toBe(0);
+    await agent.routes.flush();
+    expect(sink.received.some((s) => s.kind === 'ATTACHED' && s.sessionId === 'sess_keep')).toBe(true);
+    expect(sink.received.some((s) => s.kind === 'IDLE' && s.sessionId === 'sess_keep')).toBe(false);
+  });
+
+  it('closes proxied connections when the route is removed', async () => {
+    route('sess_gone', true);
+    const token = await mintCdpToken({ sessionId: 'sess_gone' });
+    const ws = new WebSocket(`${base}?signingKey=${token}`);
+    await new Promise((r) => ws.once('open', r));
+    const closed = new Promise((r) => ws.once('close', r));
+    agent.routes.remove('sess_gone');
+    await closed;
+    expect((await tryUpgrade(`${base}?signingKey=${token}`)).status).toBe(404);
+  });
+});
+
+describe("the browser's own CDP port", { timeout: 20_000 }, () => {
+  let browser: Chromium;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    browser = await launchChromium({ chromePath: '/usr/bin/chromium', userDataDir: dir, log: testLog() });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('listens on 127.0.0.1 only', async () => {
+    const portHex = browser.port.toString(16).toUpperCase().padStart(4, '0');
+    const listening = (await fs.readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f[1]?.endsWith(`:${portHex}`) && f[3] === '0A');
+    expect(listening.map((f) => f[1])).toEqual([`0100007F:${portHex}`]);
+    const listening6 = (await fs.readFile('/proc/net/tcp6', 'utf8').catch(() => '')).split('\n').slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f[1]?.endsWith(`:${portHex}`) && f[3] === '0A');
+    expect(listening6).toEqual([]);
+  });
+
+  it('refuses connections on another loopback address', async () => {
+    const err = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      const s = net.connect({ host: '127.0.0.2', port: browser.port });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(undefined);
+      });
+      s.once('error', resolve);
+    });
+    expect(err?.code).toBe('ECONNREFUSED');
+  });
+});
