@@ -92,6 +92,10 @@ export function createRouteRegistry(opts: RouteRegistryOptions) {
   }
 
   function schedule(): void {
+    if (flushTimer !== undefined && (stopped || !anythingPending())) {
+      timers.clearTimeout(flushTimer);
+      flushTimer = undefined;
+    }
     if (stopped || flushTimer !== undefined || !anythingPending()) return;
     flushTimer = timers.setTimeout(() => {
       flushTimer = undefined;

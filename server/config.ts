@@ -37,6 +37,11 @@ export const ConfigSchema = z
     AGENT_TLS_KEY: z.string().min(1).optional(),
     AGENT_IDLE_GRACE_MS: z.coerce.number().int().nonnegative().default(30_000),
     NODE_CAPACITY: z.coerce.number().int().positive().default(16),
+    S3_ENDPOINT: z.string().url('S3_ENDPOINT must be a URL').optional(),
+    S3_REGION: z.string().min(1).default('us-east-1'),
+    S3_BUCKET: z.string().min(3).optional(),
+    S3_FORCE_PATH_STYLE: bool.optional(),
+    CONTEXT_MAX_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_PRETTY: bool.default(false),
   })

@@ -5,6 +5,7 @@ import type { EventBus } from './events/bus.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import type { SecretSource } from '../schema/token.ts';
 import type { Config } from './config.ts';
+import type { ObjectStore } from './storage/objectStore.ts';
 
 export interface Clock {
   now(): number;
@@ -17,9 +18,10 @@ export interface Deps {
   bus: EventBus;
   scheduler: Scheduler;
   secrets: SecretSource;
+  store: ObjectStore;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'SERVICE_MAX_SESSION_TIMEOUT' | 'SERVICE_READY_WAIT_MS' | 'SESSION_RECORD_RETENTION'>;
+  config: Pick<Config, 'SERVICE_MAX_SESSION_TIMEOUT' | 'SERVICE_READY_WAIT_MS' | 'SESSION_RECORD_RETENTION' | 'CONTEXT_MAX_BYTES'>;
   /** Base URL launchers and agents use to reach this control plane. */
   controlUrl: () => string;
 }

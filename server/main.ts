@@ -5,7 +5,8 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { createAgent } from '../agent/agent.ts';
 import { cachedSecret, type SecretSource } from '../schema/token.ts';
-import { ensureApiKey } from './auth/apiKeys.ts';
+import { createApiKey, ensureApiKey } from './auth/apiKeys.ts';
+import { LIVE_STATUSES } from '../schema/states.ts';
 import { envSecret, fileSecret } from './auth/secret.ts';
 import { inheritedEnv, type Config } from './config.ts';
 import { createDb, type Db } from './db/client.ts';
@@ -22,6 +23,9 @@ import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
 import { applyNodeSignals } from './sessions/reports.ts';
 import { startReaper } from './sessions/reaper.ts';
+import { EMBEDDED_BUCKET, EMBEDDED_CREDENTIALS, startEmbeddedS3 } from './storage/embedded.ts';
+import { s3Store, type ObjectStore } from './storage/objectStore.ts';
+import { releaseContextLock } from './contexts/attach.ts';
 import { registerTrpc } from './trpc/index.ts';
 
 export interface ServerOptions {
@@ -57,19 +61,22 @@ export function createServer(opts: ServerOptions): CaravanServer {
       databaseUrl = embedded.url;
     }
     await migrate(databaseUrl, log);
-    const db: Db = createDb(databaseUrl);
-    cleanups.push(() => db.$disconnect());
+    const database = createDb(databaseUrl, log);
+    const db: Db = database.db;
+    cleanups.push(() => database.close());
     const busKind = config.EVENT_BUS ?? (config.DATABASE_URL ? 'postgres' : 'memory');
     const bus: EventBus = busKind === 'postgres' ? await postgresBus(databaseUrl, log) : memoryBus();
     cleanups.push(() => bus.close());
     const secrets = cachedSecret(opts.secrets ?? (config.SERVICE_JWT_SIGNING_KEY ? envSecret(config.SERVICE_JWT_SIGNING_KEY) : fileSecret(config.dataDir)));
 
+    const store = await openObjectStore(config, log, cleanups);
     const base: Omit<Deps, 'scheduler'> = {
-      db, bus, secrets, log, clock: opts.clock ?? systemClock,
+      db, bus, secrets, store, log, clock: opts.clock ?? systemClock,
       config: {
         SERVICE_MAX_SESSION_TIMEOUT: config.SERVICE_MAX_SESSION_TIMEOUT,
         SERVICE_READY_WAIT_MS: config.SERVICE_READY_WAIT_MS,
         SESSION_RECORD_RETENTION: config.SESSION_RECORD_RETENTION,
+        CONTEXT_MAX_BYTES: config.CONTEXT_MAX_BYTES,
       },
       controlUrl: () => url,
     };
@@ -80,7 +87,10 @@ export function createServer(opts: ServerOptions): CaravanServer {
     if (config.SERVICE_BOOTSTRAP_API_KEY && config.SERVICE_BOOTSTRAP_PROJECT_ID) {
       await ensureProject(db, config.SERVICE_BOOTSTRAP_PROJECT_ID);
       await ensureApiKey(db, config.SERVICE_BOOTSTRAP_API_KEY, config.SERVICE_BOOTSTRAP_PROJECT_ID);
+    } else {
+      await firstRunKey(db, config.dataDir, log);
     }
+    if (!opts.scheduler) await failOrphans(d, config.CARAVAN_NODE_ID);
 
     const app = createHttp(log);
     registerRest(app, d);
@@ -117,6 +127,41 @@ export function createServer(opts: ServerOptions): CaravanServer {
       return deps;
     },
   };
+}
+
+/** S3 when an endpoint or bucket is configured; otherwise the embedded S3 server. One code
+ *  path (the S3 protocol) serves both. */
+async function openObjectStore(config: Config, log: Logger, cleanups: Array<() => unknown>): Promise<ObjectStore> {
+  if (config.S3_ENDPOINT || config.S3_BUCKET) {
+    if (!config.S3_BUCKET) throw new Error('S3_ENDPOINT is set but S3_BUCKET is not: name the bucket that holds contexts');
+    return s3Store({
+      region: config.S3_REGION,
+      bucket: config.S3_BUCKET,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE ?? Boolean(config.S3_ENDPOINT),
+      ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
+    });
+  }
+  const embedded = await startEmbeddedS3(config.dataDir, log);
+  cleanups.push(() => embedded.stop());
+  return s3Store({ endpoint: embedded.endpoint, region: 'us-east-1', bucket: EMBEDDED_BUCKET, forcePathStyle: true, credentials: EMBEDDED_CREDENTIALS }, true);
+}
+
+/** On a first start with no key at all, makes a `default` project and a key, written to a
+ *  0600 file under the data dir (never to the log). */
+async function firstRunKey(db: Db, dataDir: string, log: Logger): Promise<void> {
+  if ((await db.apiKey.count()) > 0) return;
+  await ensureProject(db, 'default');
+  const { key } = await createApiKey(db, ['default']);
+  const file = path.join(dataDir, 'api-key');
+  await fs.mkdir(dataDir, { recursive: true });
+  await fs.writeFile(file, key + '\n', { mode: 0o600 });
+  log.info({ file, projectId: 'default' }, 'first start: created project "default" and an API key; read it from the file');
+}
+
+/** Sessions this node held before a restart have lost their browsers: end them in ERROR. */
+async function failOrphans(deps: Deps, nodeId: string): Promise<void> {
+  const live = await deps.db.session.findMany({ where: { nodeId, status: { in: LIVE_STATUSES } }, select: { id: true } });
+  for (const s of live) await endSession(deps, s.id, 'FAILED', 'NODE_DOWN', 'the control plane restarted and the browser was lost');
 }
 
 /** The embedded default: a node agent in this process and launchers as child processes. */
@@ -162,6 +207,7 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
       if (!deps) return;
       const message = info.signal ? `the browser launcher was killed (${info.signal})` : `the browser launcher exited with code ${info.code}`;
       // A launcher that ends on its own (not asked to stop) fails its session.
+      void releaseContextLock(deps, sessionId).catch(() => undefined);
       if (!info.stopping) void endSession(deps, sessionId, 'FAILED', 'BROWSER_EXITED', message).catch((err) => log.warn({ err, sessionId }, 'could not record launcher exit'));
     },
   });

@@ -86,11 +86,14 @@ export async function launchChromium(opts: LaunchOptions): Promise<Chromium> {
     if (stderrTail.length > 10) stderrTail.shift();
     log.debug({ line }, 'chromium stderr');
   });
+  let spawnError: Error | undefined;
+  child.once('error', (err) => {
+    spawnError = err;
+  });
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: null, signal: null }));
   });
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
 
   const fail = (message: string): LaunchError => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -103,8 +106,9 @@ export async function launchChromium(opts: LaunchOptions): Promise<Chromium> {
   const timer = setTimeout(() => abort.abort(new Error(`Chromium did not answer on CDP within ${timeoutMs} ms`)), timeoutMs);
   const onAbort = () => abort.abort(new Error('launch aborted'));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  void exited.then((e) => abort.abort(new Error(`Chromium exited during start (${e.signal ?? `code ${e.code}`})`)));
-  void spawnError.then((err) => abort.abort(new Error(`Chromium could not be started: ${err.message}`)));
+  void exited.then((e) => abort.abort(new Error(spawnError
+    ? `Chromium could not be started: ${spawnError.message}`
+    : `Chromium exited during start (${e.signal ?? `code ${e.code}`})`)));
 
   try {
     const active = await waitForActivePort(opts.userDataDir, abort.signal);

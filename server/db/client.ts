@@ -1,11 +1,24 @@
 // Creates the Prisma client on the pg driver adapter (no native query engine).
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import type { Logger } from 'pino';
 import { PrismaClient } from './generated/client.ts';
 
 export type Db = PrismaClient;
 export { Prisma } from './generated/client.ts';
 export type { Session as SessionRow, Project as ProjectRow } from './generated/client.ts';
 
-export function createDb(connectionString: string, max = 10): Db {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString, max }) });
+export function createDb(connectionString: string, log: Logger, max = 10): { db: Db; close(): Promise<void> } {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle connection that the server drops (restart, failover) must not crash the process;
+  // the pool replaces it on the next query.
+  pool.on('error', (err) => log.warn({ err: err.message }, 'database connection lost'));
+  const db = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    db,
+    async close() {
+      await db.$disconnect();
+      await pool.end();
+    },
+  };
 }

@@ -64,6 +64,7 @@ export async function postgresBus(url: string, log: Logger): Promise<EventBus> {
   };
   await connect();
   const notifier = new pg.Pool({ connectionString: url, max: 2 });
+  notifier.on('error', (err) => log.warn({ err: err.message }, 'event bus connection lost'));
   return {
     async publish(change) {
       await notifier.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(change)]);

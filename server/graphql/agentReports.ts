@@ -5,6 +5,7 @@ import { Forbidden, Unauthorized } from '../errors.ts';
 import { applyNodeSignals, applySessionReport } from '../sessions/reports.ts';
 import { parseInput } from '../validate.ts';
 import { builder } from './builder.ts';
+import { contextSaved } from '../contexts/attach.ts';
 import { z } from 'zod';
 
 builder.queryField('health', (t) => t.string({ resolve: () => 'ok' }));
@@ -33,6 +34,17 @@ builder.mutationField('reportNodeSignals', (t) =>
       const signals = parseInput(z.array(NodeSignal).max(1000), args.signals);
       await applyNodeSignals(deps, caller.nodeId, signals);
       return true;
+    },
+  }),
+);
+
+builder.mutationField('reportContextSaved', (t) =>
+  t.boolean({
+    description: 'A launcher uploaded the profile of its persisting session; true when it was kept.',
+    args: { sessionId: t.arg.string({ required: true }) },
+    resolve: async (_root, args, { deps, caller }) => {
+      if (caller.kind !== 'launcher' || caller.sessionId !== args.sessionId) throw new Forbidden('only the session\'s own launcher may report its save');
+      return (await contextSaved(deps, args.sessionId)) === null;
     },
   }),
 );

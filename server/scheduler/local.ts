@@ -70,6 +70,9 @@ export function localScheduler(opts: LocalSchedulerOptions): Scheduler & { runni
           CARAVAN_WATCH_STDIN: 'true',
           CARAVAN_WORK_DIR: opts.workDir,
           ...(spec.viewport ? { CARAVAN_VIEWPORT: `${spec.viewport.width}x${spec.viewport.height}` } : {}),
+          ...(spec.context?.getUrl ? { CARAVAN_CONTEXT_GET_URL: spec.context.getUrl } : {}),
+          ...(spec.context?.putUrl ? { CARAVAN_CONTEXT_PUT_URL: spec.context.putUrl } : {}),
+          ...(spec.context ? { CARAVAN_CONTEXT_MAX_BYTES: String(spec.context.maxBytes) } : {}),
         },
       });
       const taskRef = `local:${spec.sessionId}`;

@@ -1,5 +1,6 @@
 // The Scheduler interface: places one browser launcher per session and stops it.
 import type { Viewport } from '../../schema/agent.ts';
+import type { LaunchContext } from '../contexts/attach.ts';
 
 export interface LaunchSpec {
   sessionId: string;
@@ -10,6 +11,8 @@ export interface LaunchSpec {
   launcherToken: string;
   /** Control plane base URL (GraphQL at /graphql). */
   controlUrl: string;
+  /** The context profile to load before the browser starts, and where to save it. */
+  context?: LaunchContext;
 }
 
 export interface Placement {

@@ -10,18 +10,24 @@ import type { Deps } from '../deps.ts';
 import { GatewayTimeout, Invalid, LimitReached, NotFound, ServiceError } from '../errors.ts';
 import type { SessionChange } from '../events/bus.ts';
 import { parseInput } from '../validate.ts';
+import { attachContext, checkPersistFree, ContextUnusable, releaseContextLock } from '../contexts/attach.ts';
+import { findContext } from '../contexts/contexts.ts';
 import { transition } from './transition.ts';
 import { sessionView, type SessionView } from './view.ts';
 
 export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, headerProject?: string, clientIp?: string): Promise<SessionView> {
   const body = parseInput(CreateSessionBody, input);
   const projectId = resolveProject(auth, body.projectId, headerProject);
-  if (body.browserSettings?.context) throw new Invalid('browserSettings.context: contexts are not available on this server yet');
   const project = await deps.db.project.findUnique({ where: { id: projectId } });
   if (!project) throw new NotFound(`project ${projectId} not found`);
   const max = deps.config.SERVICE_MAX_SESSION_TIMEOUT;
   if (body.timeout !== undefined && body.timeout > max) throw new Invalid(`timeout must be <= ${max} seconds (SERVICE_MAX_SESSION_TIMEOUT)`);
   const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
+  const context = body.browserSettings?.context;
+  if (context) {
+    await findContext(deps.db, [projectId], context.id);
+    await checkPersistFree(deps, context.id, context.persist ?? false);
+  }
 
   const id = `sess_${crypto.randomUUID()}`;
   const nowMs = deps.clock.now();
@@ -37,6 +43,7 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
         id, projectId, status: 'CREATING', keepAlive: body.keepAlive ?? false, region: body.region ?? 'us-east-1',
         timeout, userMetadata: (body.userMetadata ?? {}) as object, browserSettings: browserSettings as object,
         signingKey, expiresAt: BigInt(expiresAt), createdAt: now, updatedAt: now,
+        contextId: context?.id ?? null, contextPersist: context?.persist ?? false,
       },
     });
     await tx.sessionEvent.create({ data: { sessionId: id, projectId, from: null, to: 'CREATING', createdAt: now } });
@@ -46,10 +53,12 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
 
   const settled = waitForSettled(deps, id, deps.config.SERVICE_READY_WAIT_MS);
   try {
+    const launchContext = context ? await attachContext(deps, { id, projectId, expiresAt }, { id: context.id, persist: context.persist ?? false }) : undefined;
     const launcherToken = await signLauncherToken(deps.secrets, id, expiresAt);
     const placement = await deps.scheduler.start({
       sessionId: id, projectId, keepAlive: body.keepAlive ?? false, launcherToken, controlUrl: deps.controlUrl(),
       ...(browserSettings.viewport ? { viewport: browserSettings.viewport } : {}),
+      ...(launchContext ? { context: launchContext } : {}),
     });
     await transition(deps, id, 'PROVISIONING', { reason: 'PLACED', patch: { taskRef: placement.taskRef, nodeId: placement.nodeId } });
   } catch (err) {
@@ -57,6 +66,8 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
     const message = err instanceof Error ? err.message : String(err);
     log.warn({ err }, 'scheduler could not place the session');
     await transition(deps, id, 'FAILED', { reason: 'FAILED', message });
+    await releaseContextLock(deps, id);
+    if (err instanceof ContextUnusable) throw new Invalid(`${message} (session ${id} ended in ERROR)`);
     throw err instanceof ServiceError ? err : new ServiceError(500, `could not start a browser: ${message}`);
   }
 
@@ -109,6 +120,7 @@ function waitForSettled(deps: Deps, id: string, ms: number) {
 }
 
 async function endAfterReadyWait(deps: Deps, id: string) {
+  await releaseContextLock(deps, id);
   const row = await transition(deps, id, 'FAILED', { reason: 'READY_WAIT_EXPIRED', message: 'the browser was not ready within the ready-wait limit' });
   const taskRef = row?.taskRef;
   if (taskRef) void deps.scheduler.stop(taskRef).catch((err) => deps.log.warn({ err, sessionId: id }, 'stop after ready wait failed'));

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import { Invalid, NotFound } from '../errors.ts';
 import { endSession } from './end.ts';
 import { transition } from './transition.ts';
+import { releaseContextLock } from '../contexts/attach.ts';
 
 export async function applySessionReport(deps: Deps, report: SessionReport): Promise<boolean> {
   const session = await deps.db.session.findUnique({ where: { id: report.sessionId } });
@@ -30,8 +31,11 @@ export async function applySessionReport(deps: Deps, report: SessionReport): Pro
       return row !== null;
     }
     case 'STOPPED':
+      // The launcher reports STOPPED after its profile save (if any): the context is free.
+      await releaseContextLock(deps, session.id);
       return endSession(deps, session.id, 'STOPPED', 'BROWSER_EXITED', report.message);
     case 'FAILED':
+      await releaseContextLock(deps, session.id);
       return endSession(deps, session.id, 'FAILED', 'BROWSER_EXITED', report.message ?? 'the browser exited');
   }
 }

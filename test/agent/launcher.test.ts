@@ -1,0 +1,159 @@
+// The launcher end to end: real Chromium, a real agent, and a stand-in control plane recording reports.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, type Agent } from '../../agent/agent.ts';
+import { parseLauncherEnv } from '../../agent/config.ts';
+import { runLauncher } from '../../agent/launcher/launcher.ts';
+import { SessionReport } from '../../schema/agent.ts';
+import { REPORT_SESSION } from '../../schema/graphql-ops.ts';
+import { cdpCommand, isAlive, mintCdpToken, mintLauncherToken, secrets, signalSink, tempDir, testLog, waitFor } from './helpers.ts';
+
+interface Recorded {
+  auth: string | undefined;
+  query: string;
+  report: SessionReport;
+}
+
+/** A stand-in control plane: accepts reportSession and records it. */
+async function standInControlPlane(): Promise<{ url: string; reports: Recorded[]; close(): Promise<void> }> {
+  const reports: Recorded[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string; variables: { input: unknown } };
+      reports.push({ auth: req.headers.authorization, query: body.query, report: SessionReport.parse(body.variables.input) });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ data: { reportSession: true } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const a = server.address();
+  return {
+    url: `http://127.0.0.1:${a && typeof a === 'object' ? a.port : 0}`,
+    reports,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+describe('launcher', { timeout: 30_000 }, () => {
+  let agent: Agent;
+  let cp: Awaited<ReturnType<typeof standInControlPlane>>;
+  let workDir: string;
+  const statuses = (sessionId: string) => cp.reports.filter((r) => r.report.sessionId === sessionId).map((r) => r.report.status);
+
+  const env = async (sessionId: string, extra: Record<string, string> = {}) => ({
+    CARAVAN_SESSION_ID: sessionId,
+    CARAVAN_LAUNCHER_TOKEN: await mintLauncherToken(sessionId),
+    CARAVAN_CONTROL_URL: cp.url,
+    CARAVAN_AGENT_URL: agent.address().controlUrl,
+    CARAVAN_NODE_ID: 'node-l',
+    CARAVAN_WORK_DIR: workDir,
+    CARAVAN_VIEWPORT: '1024x700',
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    workDir = await tempDir('caravan-launcher-');
+    cp = await standInControlPlane();
+    agent = createAgent({
+      nodeId: 'node-l', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent', idleGraceMs: 60_000, secrets, signals: signalSink().signals, log: testLog(),
+    });
+    await agent.start();
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await cp?.close();
+    await fs.rm(workDir, { recursive: true, force: true });
+  });
+
+  it('reports READY with the browser port, serves it through the proxy, and on stop closes it and reports STOPPED', async () => {
+    const sessionId = 'sess_launch_ok';
+    const config = parseLauncherEnv(await env(sessionId));
+    const t0 = performance.now();
+    const handle = runLauncher(config, { log: testLog() });
+    const info = await handle.ready;
+    const readyMs = Math.round(performance.now() - t0);
+    console.info(`launcher start-to-READY: ${readyMs} ms (launcher's own count ${info.readyMs} ms)`);
+
+    const ready = cp.reports.find((r) => r.report.sessionId === sessionId);
+    expect(ready?.query).toBe(REPORT_SESSION);
+    expect(ready?.auth).toBe(`Bearer ${config.launcherToken}`);
+    expect(ready?.report).toMatchObject({ status: 'READY', nodeId: 'node-l', browser: { port: info.port, wsPath: info.wsPath } });
+    expect(ready?.report.browser?.version).toMatch(/Chrome/);
+    expect(agent.routes.get(sessionId)).toMatchObject({ browserPort: info.port, browserPid: info.pid, keepAlive: false });
+
+    const token = await mintCdpToken({ sessionId });
+    const version = await cdpCommand(`ws://127.0.0.1:${agent.address().cdpPort}?signingKey=${token}`, 'Browser.getVersion');
+    expect(String(version.product)).toMatch(/Chrome/);
+
+    const ts = performance.now();
+    expect(await handle.stop('SIGTERM')).toBe(0);
+    console.info(`launcher stop: ${Math.round(performance.now() - ts)} ms`);
+    expect(isAlive(info.pid)).toBe(false);
+    expect(statuses(sessionId)).toEqual(['READY', 'STOPPED']);
+    expect(agent.routes.get(sessionId)).toBeUndefined();
+    await expect(fs.stat(info.userDataDir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('reports FAILED when Chromium dies on its own, and removes the route', async () => {
+    const sessionId = 'sess_launch_killed';
+    const handle = runLauncher(parseLauncherEnv(await env(sessionId, { CARAVAN_KEEP_ALIVE: 'true' })), { log: testLog() });
+    const info = await handle.ready;
+    expect(agent.routes.get(sessionId)?.keepAlive).toBe(true);
+    process.kill(info.pid, 'SIGKILL');
+    expect(await handle.done).toBe(1);
+    expect(statuses(sessionId)).toEqual(['READY', 'FAILED']);
+    const failed = cp.reports.find((r) => r.report.sessionId === sessionId && r.report.status === 'FAILED');
+    expect(failed?.report.message).toMatch(/browser exited unexpectedly \(signal SIGKILL\)/);
+    expect(agent.routes.get(sessionId)).toBeUndefined();
+  });
+
+  it('reports FAILED when Chromium cannot be started', async () => {
+    const sessionId = 'sess_launch_nochrome';
+    const handle = runLauncher(parseLauncherEnv(await env(sessionId, { CHROME_PATH: '/nonexistent/chromium' })), { log: testLog() });
+    await expect(handle.ready).rejects.toThrow(/could not be started/);
+    expect(await handle.done).toBe(1);
+    expect(statuses(sessionId)).toEqual(['FAILED']);
+  });
+
+  it('runs as a process: READY, then SIGTERM -> STOPPED and exit code 0', async () => {
+    const sessionId = 'sess_launch_process';
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('agent/launcher/main.ts')], {
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: os.homedir(), LOG_LEVEL: 'warn', ...(await env(sessionId)) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    await waitFor(() => statuses(sessionId).includes('READY'), 15_000, 'READY from the launcher process');
+    const port = cp.reports.find((r) => r.report.sessionId === sessionId)?.report.browser?.port;
+    expect(agent.routes.get(sessionId)?.browserPort).toBe(port);
+    const pid = agent.routes.get(sessionId)?.browserPid ?? 0;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(statuses(sessionId)).toEqual(['READY', 'STOPPED']);
+    expect(isAlive(pid)).toBe(false);
+    expect(agent.routes.get(sessionId)).toBeUndefined();
+  });
+
+  it('stops when stdin ends if CARAVAN_WATCH_STDIN=true', async () => {
+    const sessionId = 'sess_launch_stdin';
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('agent/launcher/main.ts')], {
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: os.homedir(), LOG_LEVEL: 'warn', CARAVAN_WATCH_STDIN: 'true', ...(await env(sessionId)) },
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    await waitFor(() => statuses(sessionId).includes('READY'), 15_000, 'READY from the launcher process');
+    child.stdin?.end();
+    expect(await exited).toBe(0);
+    expect(statuses(sessionId)).toEqual(['READY', 'STOPPED']);
+  });
+});
