@@ -38,10 +38,11 @@ const positiveInt = (fallback: number) =>
       return Number(v);
     });
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
-  .transform((u) => u.replace(/\/+$/, ''));
-
 const required = z.string({ error: 'is required' }).trim().min(1, 'is required');
+
+const httpUrl = required
+  .pipe(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }))
+  .transform((u) => u.replace(/\/+$/, ''));
 const optionalString = z.string().trim().optional().transform((v) => (v ? v : undefined));
 
 const viewport = z.string().trim().optional().transform((v, ctx) => {
@@ -59,8 +60,10 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 
 /** Environment of one browser launcher (one process per session). */
 export const LauncherEnv = z.object({
-  CARAVAN_SESSION_ID: required,
-  CARAVAN_LAUNCHER_TOKEN: required,
+  /** A pooled launcher starts its browser first and learns its session later (over IPC). */
+  CARAVAN_POOL: bool(false),
+  CARAVAN_SESSION_ID: optionalString,
+  CARAVAN_LAUNCHER_TOKEN: optionalString,
   CARAVAN_CONTROL_URL: httpUrl,
   CARAVAN_AGENT_URL: httpUrl,
   CARAVAN_NODE_ID: optionalString,
@@ -69,10 +72,24 @@ export const LauncherEnv = z.object({
   CARAVAN_KEEP_ALIVE: bool(false),
   CARAVAN_WATCH_STDIN: bool(false),
   CARAVAN_WORK_DIR: z.string().trim().min(1).optional(),
+  /** Short-lived URL of the context archive to restore before Chromium starts. */
+  CARAVAN_CONTEXT_GET_URL: optionalString,
+  /** Where to upload the profile after a clean close (persist: true). */
+  CARAVAN_CONTEXT_PUT_URL: optionalString,
+  CARAVAN_CONTEXT_MAX_BYTES: positiveInt(512 * 1024 * 1024),
   LOG_LEVEL: logLevel,
+}).superRefine((e, ctx) => {
+  if (e.CARAVAN_POOL) {
+    if (e.CARAVAN_CONTEXT_GET_URL || e.CARAVAN_CONTEXT_PUT_URL) ctx.addIssue({ code: 'custom', path: ['CARAVAN_POOL'], message: 'a pooled launcher cannot take a context' });
+    return;
+  }
+  for (const k of ['CARAVAN_SESSION_ID', 'CARAVAN_LAUNCHER_TOKEN'] as const) {
+    if (!e[k]) ctx.addIssue({ code: 'custom', path: [k], message: 'is required' });
+  }
 }).transform((e) => ({
-  sessionId: e.CARAVAN_SESSION_ID,
-  launcherToken: e.CARAVAN_LAUNCHER_TOKEN,
+  pool: e.CARAVAN_POOL,
+  sessionId: e.CARAVAN_SESSION_ID ?? '',
+  launcherToken: e.CARAVAN_LAUNCHER_TOKEN ?? '',
   controlUrl: e.CARAVAN_CONTROL_URL,
   agentUrl: e.CARAVAN_AGENT_URL,
   nodeId: e.CARAVAN_NODE_ID,
@@ -81,6 +98,9 @@ export const LauncherEnv = z.object({
   keepAlive: e.CARAVAN_KEEP_ALIVE,
   watchStdin: e.CARAVAN_WATCH_STDIN,
   workDir: e.CARAVAN_WORK_DIR ?? os.tmpdir(),
+  context: e.CARAVAN_CONTEXT_GET_URL || e.CARAVAN_CONTEXT_PUT_URL
+    ? { getUrl: e.CARAVAN_CONTEXT_GET_URL, putUrl: e.CARAVAN_CONTEXT_PUT_URL, maxBytes: e.CARAVAN_CONTEXT_MAX_BYTES }
+    : undefined,
   logLevel: e.LOG_LEVEL,
 }));
 export type LauncherConfig = z.output<typeof LauncherEnv>;

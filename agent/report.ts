@@ -1,11 +1,13 @@
 // A tiny GraphQL-over-fetch client for the reports launchers and node agents send to the control plane.
 import { z } from 'zod';
 import { NodeSignal, SessionReport } from '../schema/agent.ts';
-import { REPORT_NODE_SIGNALS, REPORT_SESSION } from '../schema/graphql-ops.ts';
+import { REPORT_CONTEXT_SAVED, REPORT_NODE_SIGNALS, REPORT_SESSION } from '../schema/graphql-ops.ts';
 
 export interface ControlPlaneClient {
   reportSession(input: SessionReport): Promise<void>;
   reportNodeSignals(signals: NodeSignal[]): Promise<void>;
+  /** After a persisting session's profile upload; resolves with whether the control plane kept it. */
+  reportContextSaved(sessionId: string): Promise<boolean>;
 }
 
 export interface ControlPlaneClientOptions {
@@ -51,6 +53,10 @@ export function controlPlaneClient(url: string, token: string, options: ControlP
     async reportNodeSignals(signals) {
       if (signals.length === 0) return;
       await send(REPORT_NODE_SIGNALS, { signals: z.array(NodeSignal).parse(signals) });
+    },
+    async reportContextSaved(sessionId) {
+      const data = z.object({ reportContextSaved: z.boolean() }).parse(await send(REPORT_CONTEXT_SAVED, { sessionId }));
+      return data.reportContextSaved;
     },
   };
 }

@@ -31,6 +31,9 @@ export const SessionReport = z.object({
     port: z.number().int(),
     wsPath: z.string(),
     version: z.string().optional(),
+    /** Chromium's pid and profile dir on the node (for operators and cleanup checks). */
+    pid: z.number().int().optional(),
+    userDataDir: z.string().optional(),
   }).optional(),
 });
 export type SessionReport = z.infer<typeof SessionReport>;
@@ -42,3 +45,16 @@ export const NodeSignal = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('BYTES'), sessionId: z.string().min(1), proxyBytes: z.number().int().nonnegative() }),
 ]);
 export type NodeSignal = z.infer<typeof NodeSignal>;
+
+/** Scheduler -> pooled launcher (IPC message): the session its started browser now serves. */
+export const SessionAssignment = z.object({
+  type: z.literal('assign'),
+  sessionId: z.string().min(1),
+  launcherToken: z.string().min(1),
+  keepAlive: z.boolean(),
+  viewport: Viewport.optional(),
+});
+export type SessionAssignment = z.infer<typeof SessionAssignment>;
+
+/** Pooled launcher -> scheduler (IPC message): its browser is up and can take a session. */
+export const PoolReady = z.object({ type: z.literal('pool-ready'), pid: z.number().int() });

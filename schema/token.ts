@@ -49,13 +49,17 @@ export interface SecretSource {
 
 /** Wraps a source so that the secret is fetched at most once per `ttlMs` (spec: 5 minutes). */
 export function cachedSecret(source: SecretSource, ttlMs = 5 * 60_000, now: () => number = Date.now): SecretSource {
-  let value: Uint8Array | undefined;
+  // The pending fetch is shared, so callers that arrive together fetch once.
+  let value: Promise<Uint8Array> | undefined;
   let fetchedAt = 0;
   return {
-    async get() {
+    get() {
       if (!value || now() - fetchedAt > ttlMs) {
-        value = await source.get();
+        const fetching = source.get();
+        value = fetching;
         fetchedAt = now();
+        // A failed fetch is not cached: the next call tries again.
+        fetching.catch(() => { if (value === fetching) value = undefined; });
       }
       return value;
     },

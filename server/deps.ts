@@ -21,7 +21,7 @@ export interface Deps {
   store: ObjectStore;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'SERVICE_MAX_SESSION_TIMEOUT' | 'SERVICE_READY_WAIT_MS' | 'SESSION_RECORD_RETENTION' | 'CONTEXT_MAX_BYTES'>;
+  config: Pick<Config, 'SERVICE_MAX_SESSION_TIMEOUT' | 'SERVICE_READY_WAIT_MS' | 'SESSION_RECORD_RETENTION' | 'CONTEXT_MAX_BYTES' | 'CONTEXT_UPLOAD_WINDOW'>;
   /** Base URL launchers and agents use to reach this control plane. */
   controlUrl: () => string;
 }

@@ -15,4 +15,5 @@ export class LimitReached extends ServiceError {
 }
 export class NotImplemented extends ServiceError { constructor(m: string) { super(501, m); } }
 export class Unavailable extends ServiceError { constructor(m: string) { super(503, m); } }
-export class GatewayTimeout extends ServiceError { constructor(m: string) { super(504, m); } }
+/** Not retried by the SDK: each retry would wait the whole ready-wait again (docs/decisions.md). */
+export class GatewayTimeout extends ServiceError { constructor(m: string) { super(504, m, { 'x-should-retry': 'false' }); } }

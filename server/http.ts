@@ -13,6 +13,19 @@ export function createHttp(log: Logger): FastifyInstance {
     forceCloseConnections: true,
   });
 
+  // The Browserbase SDK sends `content-type: application/json` with an empty body on some calls
+  // (contexts.update): an empty body is no body, not malformed JSON.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(Object.assign(new Error(`malformed JSON body: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
+
   app.setErrorHandler((err: unknown, req, reply) => {
     if (err instanceof ServiceError) {
       reply.headers(err.headers);
@@ -20,9 +33,11 @@ export function createHttp(log: Logger): FastifyInstance {
     }
     const e = err as { statusCode?: number; code?: string; message?: string };
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      const message = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(e.message ?? '')
-        ? `malformed JSON body: ${e.message}`
-        : e.message ?? 'bad request';
+      // curl -d sends form encoding unless told otherwise: say what to send instead.
+      if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        return reply.code(415).send({ success: false, message: `unsupported Content-Type ${req.headers['content-type'] ?? '(none)'}: send the body as JSON with Content-Type: application/json` });
+      }
+      const message = e.message ?? 'bad request';
       return reply.code(e.statusCode).send({ success: false, message });
     }
     req.log.error({ err }, 'request failed');

@@ -18,7 +18,8 @@ import { registerGraphQL } from './graphql/index.ts';
 import { createHttp } from './http.ts';
 import { ensureProject } from './projects/projects.ts';
 import { registerRest } from './rest/index.ts';
-import { localScheduler } from './scheduler/local.ts';
+import { localScheduler, type LocalScheduler } from './scheduler/local.ts';
+import { bundleLauncher } from './scheduler/launcherBundle.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
 import { applyNodeSignals } from './sessions/reports.ts';
@@ -77,10 +78,12 @@ export function createServer(opts: ServerOptions): CaravanServer {
         SERVICE_READY_WAIT_MS: config.SERVICE_READY_WAIT_MS,
         SESSION_RECORD_RETENTION: config.SESSION_RECORD_RETENTION,
         CONTEXT_MAX_BYTES: config.CONTEXT_MAX_BYTES,
+        CONTEXT_UPLOAD_WINDOW: config.CONTEXT_UPLOAD_WINDOW,
       },
       controlUrl: () => url,
     };
-    const scheduler = opts.scheduler ? opts.scheduler(base) : await startLocalNode(base, config, log, cleanups, () => deps);
+    const local = opts.scheduler ? undefined : await startLocalNode(base, config, log, cleanups, () => deps);
+    const scheduler = opts.scheduler ? opts.scheduler(base) : local!;
     deps = { ...base, scheduler };
     const d = deps;
 
@@ -103,6 +106,7 @@ export function createServer(opts: ServerOptions): CaravanServer {
     const host = config.DASHBOARD_HOST === '0.0.0.0' || config.DASHBOARD_HOST === '::' ? '127.0.0.1' : config.DASHBOARD_HOST;
     url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     cleanups.push(startReaper(d, config.REAPER_INTERVAL_MS));
+    local?.warmUp();
     log.info({ url, database: embedded ? 'embedded' : 'external', bus: busKind }, 'caravan control plane listening');
   }
 
@@ -165,7 +169,7 @@ async function failOrphans(deps: Deps, nodeId: string): Promise<void> {
 }
 
 /** The embedded default: a node agent in this process and launchers as child processes. */
-async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log: Logger, cleanups: Array<() => unknown>, getDeps: () => Deps | undefined): Promise<Scheduler> {
+async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log: Logger, cleanups: Array<() => unknown>, getDeps: () => Deps | undefined): Promise<LocalScheduler> {
   const nodeId = config.CARAVAN_NODE_ID;
   const workDir = path.join(config.dataDir, 'browsers');
   await fs.mkdir(workDir, { recursive: true });
@@ -196,8 +200,11 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
   const scheduler = localScheduler({
     nodeId,
     capacity: config.NODE_CAPACITY,
+    poolSize: config.POOL_SIZE,
     chromePath: config.CHROME_PATH,
     workDir,
+    launcher: bundleLauncher(),
+    controlUrl: base.controlUrl,
     agentUrl: () => agent.address().controlUrl,
     log,
     logLevel: config.LOG_LEVEL,

@@ -72,6 +72,7 @@ export async function launchChromium(opts: LaunchOptions): Promise<Chromium> {
   const viewport = opts.viewport ?? DEFAULT_VIEWPORT;
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const t0 = performance.now();
+  if (opts.signal?.aborted) throw new LaunchError('launch aborted');
   const args = [
     ...CHROMIUM_FLAGS,
     `--user-data-dir=${opts.userDataDir}`,
@@ -216,4 +217,50 @@ async function closeBrowser(port: number, wsPath: string, exited: Promise<Exit>,
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Sends CDP commands in order over one browser-level connection; returns their results. */
+export async function cdpCommands(port: number, wsPath: string, commands: Array<(prev: unknown) => { method: string; params?: object }>, timeoutMs = 5_000): Promise<unknown[]> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`, { perMessageDeflate: false });
+  const results: unknown[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    let prev: unknown;
+    for (const [i, make] of commands.entries()) {
+      const { method, params } = make(prev);
+      prev = await new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${method} did not answer within ${timeoutMs} ms`)), timeoutMs);
+        const onMessage = (data: WebSocket.RawData) => {
+          const msg = JSON.parse(data.toString()) as { id?: number; result?: unknown; error?: { message: string } };
+          if (msg.id !== i + 1) return;
+          clearTimeout(timer);
+          ws.off('message', onMessage);
+          if (msg.error) reject(new Error(`${method}: ${msg.error.message}`));
+          else resolve(msg.result);
+        };
+        ws.on('message', onMessage);
+        ws.send(JSON.stringify({ id: i + 1, method, params: params ?? {} }));
+      });
+      results.push(prev);
+    }
+    return results;
+  } finally {
+    ws.terminate();
+  }
+}
+
+/** Resizes the window of the browser's first page: how a pooled browser takes a session's viewport. */
+export async function setViewport(browser: Pick<Chromium, 'port' | 'wsPath'>, viewport: Viewport): Promise<void> {
+  await cdpCommands(browser.port, browser.wsPath, [
+    () => ({ method: 'Target.getTargets' }),
+    (prev) => {
+      const page = (prev as { targetInfos: Array<{ targetId: string; type: string }> }).targetInfos.find((t) => t.type === 'page');
+      if (!page) throw new Error('the browser has no page to size');
+      return { method: 'Browser.getWindowForTarget', params: { targetId: page.targetId } };
+    },
+    (prev) => ({ method: 'Browser.setWindowBounds', params: { windowId: (prev as { windowId: number }).windowId, bounds: { width: viewport.width, height: viewport.height } } }),
+  ]);
 }

@@ -3,13 +3,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { RouteRegistration, SessionReport } from '../../schema/agent.ts';
+import type { RouteRegistration, SessionAssignment, SessionReport } from '../../schema/agent.ts';
+import { ProfileError, restoreProfile, saveProfile } from './profile.ts';
 import type { LauncherConfig } from '../config.ts';
 import { controlPlaneClient, type ControlPlaneClient } from '../report.ts';
-import { launchChromium, type Chromium, type Exit } from './chromium.ts';
+import { launchChromium, setViewport, type Chromium, type Exit } from './chromium.ts';
 
 export interface LauncherDeps {
   log: Logger;
+  /** Pool mode: resolves with the session once the scheduler hands this browser out. */
+  assignment?: Promise<SessionAssignment>;
+  /** Pool mode: called once the browser is up and waiting for a session. */
+  onPoolReady?: (pid: number) => void;
   /** Replaceable for tests; defaults to a GraphQL client of config.controlUrl with the launcher token. */
   controlPlane?: ControlPlaneClient;
   /** Start-to-CDP limit; default 30 s. */
@@ -42,11 +47,16 @@ const AGENT_TIMEOUT_MS = 5_000;
 
 export function runLauncher(config: LauncherConfig, deps: LauncherDeps): LauncherHandle {
   const t0 = performance.now();
-  const log = deps.log.child({ sessionId: config.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
-  const controlPlane = deps.controlPlane ?? controlPlaneClient(config.controlUrl, config.launcherToken);
-  const quickControlPlane = deps.controlPlane ?? controlPlaneClient(config.controlUrl, config.launcherToken, { timeoutMs: STOP_REPORT_TIMEOUT_MS });
-  const routeUrl = `${config.agentUrl}/routes/${encodeURIComponent(config.sessionId)}`;
-  const auth = { Authorization: `Bearer ${config.launcherToken}` };
+  // A pooled launcher learns its session only after its browser is up; these are bound then.
+  let session = { sessionId: config.sessionId, launcherToken: config.launcherToken, keepAlive: config.keepAlive };
+  let log = deps.log.child({ ...(config.pool ? { pooled: true } : { sessionId: config.sessionId }), ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  const clients = () => ({
+    controlPlane: deps.controlPlane ?? controlPlaneClient(config.controlUrl, session.launcherToken),
+    quickControlPlane: deps.controlPlane ?? controlPlaneClient(config.controlUrl, session.launcherToken, { timeoutMs: STOP_REPORT_TIMEOUT_MS }),
+    routeUrl: `${config.agentUrl}/routes/${encodeURIComponent(session.sessionId)}`,
+    auth: { Authorization: `Bearer ${session.launcherToken}` },
+  });
+  let { controlPlane, quickControlPlane, routeUrl, auth } = clients();
 
   let stopReason: string | undefined;
   let requestStop: (reason: string) => void = () => undefined;
@@ -64,8 +74,9 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
   ready.catch(() => undefined);
 
   const report = async (client: ControlPlaneClient, input: Omit<SessionReport, 'sessionId' | 'nodeId'>): Promise<boolean> => {
+    if (!session.sessionId) return false;
     try {
-      await client.reportSession({ sessionId: config.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}), ...input });
+      await client.reportSession({ sessionId: session.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}), ...input });
       return true;
     } catch (err) {
       log.warn({ err, status: input.status }, 'report to the control plane failed');
@@ -75,10 +86,10 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
   async function putRoute(browser: Chromium): Promise<void> {
     const body: RouteRegistration = {
-      sessionId: config.sessionId,
+      sessionId: session.sessionId,
       browserPort: browser.port,
       browserWsPath: browser.wsPath,
-      keepAlive: config.keepAlive,
+      keepAlive: session.keepAlive,
       browserPid: browser.pid,
     };
     const res = await fetch(routeUrl, {
@@ -103,10 +114,29 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     await fs.rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 }).catch((err: unknown) => log.warn({ err, dir }, 'could not remove the user-data dir'));
   }
 
+  /** Uploads the profile and lets the control plane check and keep it; returns a note for the report. */
+  async function save(dir: string, putUrl: string, maxBytes: number, exit: Exit): Promise<string> {
+    if (exit.signal) {
+      log.warn({ exit }, 'the browser did not close cleanly; its profile is not saved');
+      return '; profile not saved: the browser did not close cleanly';
+    }
+    try {
+      const t = performance.now();
+      const { bytes } = await saveProfile(dir, putUrl, maxBytes);
+      const kept = await controlPlane.reportContextSaved(session.sessionId);
+      log.info({ bytes, kept, saveMs: Math.round(performance.now() - t) }, 'context profile saved');
+      return kept ? '; profile saved' : '; profile refused by the control plane';
+    } catch (err) {
+      log.warn({ err }, 'saving the context profile failed; the previous profile is kept');
+      return `; profile not saved: ${(err as Error).message}`;
+    }
+  }
+
   const describeExit = (e: Exit) => (e.signal ? `signal ${e.signal}` : `exit code ${e.code}`);
 
   async function run(): Promise<number> {
-    const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}-`));
+    const label = config.pool ? 'pool' : config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60);
+    const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${label}-`));
     let browser: Chromium | undefined;
     let routed = false;
 
@@ -124,17 +154,29 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       const ts = performance.now();
       log.info({ reason }, 'stopping');
       rejectReady(new Error(`stopped before ready (${reason})`));
+      let saved = '';
       if (browser) {
         const exit = await browser.close(deps.closeTimeoutMs);
         log.debug({ exit, closeMs: Math.round(performance.now() - ts) }, 'browser closed');
+        // Only a cleanly closed browser has flushed its cookies: save nothing else.
+        if (config.context?.putUrl && session.sessionId) saved = await save(dir, config.context.putUrl, config.context.maxBytes, exit);
       }
       if (routed) await deleteRoute();
-      await report(quickControlPlane, { status: 'STOPPED', message: `stopped: ${reason}` });
+      await report(quickControlPlane, { status: 'STOPPED', message: `stopped: ${reason}${saved}` });
       await removeDir(dir);
       log.info({ stopMs: Math.round(performance.now() - ts) }, 'stopped');
       return 0;
     };
 
+    if (stopReason) return shutdown(stopReason);
+    if (config.context?.getUrl) {
+      try {
+        const restored = await restoreProfile(config.context.getUrl, dir, config.context.maxBytes);
+        log.info({ bytes: restored.bytes }, 'context profile restored');
+      } catch (err) {
+        return fail(err instanceof ProfileError ? err.message : `the context could not be restored: ${String(err)}`);
+      }
+    }
     try {
       browser = await launchChromium({
         chromePath: config.chromePath,
@@ -147,6 +189,30 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     } catch (err) {
       if (stopReason) return shutdown(stopReason);
       return fail(err instanceof Error ? err.message : String(err));
+    }
+    if (stopReason) return shutdown(stopReason);
+    if (config.pool) {
+      // The first fetch of a process loads its HTTP client; pay for that now, not at hand-over.
+      await fetch(`${config.agentUrl}/healthz`, { signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+      deps.onPoolReady?.(browser.pid);
+      log.info({ pid: browser.pid, port: browser.port, startMs: Math.round(performance.now() - t0) }, 'pooled browser waiting for a session');
+      const outcome = await Promise.race([
+        (deps.assignment ?? new Promise<never>(() => undefined)).then((a) => ({ kind: 'assigned' as const, a })),
+        stopRequested.then((reason) => ({ kind: 'stop' as const, reason })),
+        browser.exited.then((exit) => ({ kind: 'exit' as const, exit })),
+      ]);
+      if (outcome.kind === 'stop' || stopReason) return shutdown(stopReason ?? 'stopped while pooled');
+      if (outcome.kind === 'exit') return fail(`pooled browser exited (${describeExit(outcome.exit)})`);
+      session = { sessionId: outcome.a.sessionId, launcherToken: outcome.a.launcherToken, keepAlive: outcome.a.keepAlive };
+      ({ controlPlane, quickControlPlane, routeUrl, auth } = clients());
+      log = deps.log.child({ sessionId: session.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+      if (outcome.a.viewport) {
+        try {
+          await setViewport(browser, outcome.a.viewport);
+        } catch (err) {
+          return fail(`could not apply the viewport to the pooled browser: ${(err as Error).message}`);
+        }
+      }
     }
     const tLaunched = performance.now();
     if (stopReason) return shutdown(stopReason);
@@ -162,7 +228,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
     const accepted = await report(controlPlane, {
       status: 'READY',
-      browser: { port: browser.port, wsPath: browser.wsPath, version: browser.version },
+      browser: { port: browser.port, wsPath: browser.wsPath, version: browser.version, pid: browser.pid, userDataDir: dir },
     });
     if (!accepted) {
       if (stopReason) return shutdown(stopReason);

@@ -19,6 +19,8 @@ export interface ContextDeps {
   db: Db;
   store: ObjectStore;
   maxArchiveBytes: number;
+  /** Validity of upload URLs; the spec's 15 minutes unless configured. */
+  uploadWindowSeconds?: number;
 }
 
 export const archiveKey = (projectId: string, contextId: string) => `${projectId}/${contextId}/profile.tar.gz`;
@@ -34,7 +36,7 @@ export async function createContext(deps: ContextDeps, auth: KeyAuth, input: unk
   const projectId = resolveProject(auth, body.projectId, headerProject);
   const id = `ctx_${crypto.randomUUID().replace(/-/g, '')}`;
   await deps.db.context.create({ data: { id, projectId } });
-  return uploadFields(id, await deps.store.presignPut(uploadKey(projectId, id), UPLOAD_WINDOW_SECONDS));
+  return uploadFields(id, await deps.store.presignPut(uploadKey(projectId, id), deps.uploadWindowSeconds ?? UPLOAD_WINDOW_SECONDS));
 }
 
 export async function findContext(db: Db, projectIds: string[], id: string) {
@@ -53,7 +55,7 @@ export async function getContext(deps: ContextDeps, auth: KeyAuth, id: string) {
 
 export async function refreshUploadUrl(deps: ContextDeps, auth: KeyAuth, id: string) {
   const row = await findContext(deps.db, auth.projectIds, id);
-  return uploadFields(id, await deps.store.presignPut(uploadKey(row.projectId, id), UPLOAD_WINDOW_SECONDS));
+  return uploadFields(id, await deps.store.presignPut(uploadKey(row.projectId, id), deps.uploadWindowSeconds ?? UPLOAD_WINDOW_SECONDS));
 }
 
 /**

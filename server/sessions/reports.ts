@@ -25,7 +25,10 @@ export async function applySessionReport(deps: Deps, report: SessionReport): Pro
           publicIp: node.publicHost,
           connectUrl: urls.connectUrl,
           seleniumRemoteUrl: urls.seleniumRemoteUrl,
-          debug: { browserPort: report.browser.port, wsPath: report.browser.wsPath, version: report.browser.version ?? null },
+          debug: {
+            browserPort: report.browser.port, wsPath: report.browser.wsPath, version: report.browser.version ?? null,
+            pid: report.browser.pid ?? null, userDataDir: report.browser.userDataDir ?? null,
+          },
         },
       });
       return row !== null;

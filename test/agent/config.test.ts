@@ -46,7 +46,7 @@ describe('parseLauncherEnv', () => {
     [{ CARAVAN_SESSION_ID: undefined }, /CARAVAN_SESSION_ID: is required/],
     [{ CARAVAN_LAUNCHER_TOKEN: '' }, /CARAVAN_LAUNCHER_TOKEN: is required/],
     [{ CARAVAN_CONTROL_URL: 'ftp://x' }, /CARAVAN_CONTROL_URL: expected an http\(s\) URL/],
-    [{ CARAVAN_AGENT_URL: undefined }, /CARAVAN_AGENT_URL/],
+    [{ CARAVAN_AGENT_URL: undefined }, /CARAVAN_AGENT_URL: is required/],
     [{ CARAVAN_VIEWPORT: '1920*1080' }, /CARAVAN_VIEWPORT: expected WIDTHxHEIGHT/],
     [{ CARAVAN_VIEWPORT: '10x10' }, /CARAVAN_VIEWPORT/],
     [{ CARAVAN_KEEP_ALIVE: 'yes please' }, /CARAVAN_KEEP_ALIVE: expected true or false/],

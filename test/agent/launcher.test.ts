@@ -126,6 +126,16 @@ describe('launcher', { timeout: 30_000 }, () => {
     expect(statuses(sessionId)).toEqual(['FAILED']);
   });
 
+  it('stops cleanly when asked to stop before the browser is ready', async () => {
+    const sessionId = 'sess_launch_early_stop';
+    const handle = runLauncher(parseLauncherEnv(await env(sessionId)), { log: testLog() });
+    expect(await handle.stop('SIGTERM')).toBe(0);
+    await expect(handle.ready).rejects.toThrow(/stopped before ready/);
+    expect(statuses(sessionId)).toEqual(['STOPPED']);
+    expect(agent.routes.get(sessionId)).toBeUndefined();
+    expect((await fs.readdir(workDir)).filter((d) => d.includes(sessionId))).toEqual([]);
+  });
+
   it('runs as a process: READY, then SIGTERM -> STOPPED and exit code 0', async () => {
     const sessionId = 'sess_launch_process';
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('agent/launcher/main.ts')], {

@@ -93,25 +93,25 @@ describe('a real browser behind connectUrl', () => {
 describe('ending a session leaves nothing behind', () => {
   it('release: the Chromium process is gone within 5 s', async () => {
     const s = await bb.sessions.create({ projectId });
-    expect(browserPids(s.id).length).toBeGreaterThan(0);
+    expect((await browserPids(h.deps.db, s.id)).length).toBeGreaterThan(0);
     const t0 = Date.now();
     await release(s.id);
-    await waitFor(() => browserPids(s.id).length === 0, { timeoutMs: 5000, what: 'browser exit' });
+    await waitFor(async () => (await browserPids(h.deps.db, s.id)).length === 0, { timeoutMs: 5000, what: 'browser exit' });
     expect(Date.now() - t0).toBeLessThan(5000);
     expect((await bb.sessions.retrieve(s.id)).status).toBe('COMPLETED');
   });
 
   it('kill -9 of the launcher ends the session in ERROR and takes the browser with it', async () => {
     const s = await bb.sessions.create({ projectId });
-    const pid = await waitFor(() => launcherPid(s.id), { what: 'launcher pid' });
+    const pid = await waitFor(() => launcherPid(h.deps.db, s.id), { what: 'launcher pid' });
     process.kill(pid, 'SIGKILL');
     await waitFor(async () => (await bb.sessions.retrieve(s.id)).status === 'ERROR', { what: 'ERROR status' });
-    await waitFor(() => browserPids(s.id).length === 0, { timeoutMs: 5000, what: 'browser exit' });
+    await waitFor(async () => (await browserPids(h.deps.db, s.id)).length === 0, { timeoutMs: 5000, what: 'browser exit' });
   });
 
   it('a browser crash ends the session in ERROR', async () => {
     const s = await bb.sessions.create({ projectId });
-    const [main] = browserPids(s.id).sort((a, b) => a - b);
+    const [main] = (await browserPids(h.deps.db, s.id)).sort((a, b) => a - b);
     process.kill(main!, 'SIGKILL');
     await waitFor(async () => (await bb.sessions.retrieve(s.id)).status === 'ERROR', { what: 'ERROR status' });
   });
@@ -128,7 +128,7 @@ describe('keepAlive', () => {
     expect((await bb.sessions.retrieve(s.id)).status).toBe('RUNNING');
     await again.close();
     await waitFor(async () => (await bb.sessions.retrieve(s.id)).status === 'COMPLETED', { what: 'idle end' });
-    await waitFor(() => browserPids(s.id).length === 0, { what: 'browser exit' });
+    await waitFor(async () => (await browserPids(h.deps.db, s.id)).length === 0, { what: 'browser exit' });
   });
 
   it('with keepAlive, the session outlives its clients and can be reconnected', async () => {

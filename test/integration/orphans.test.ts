@@ -1,13 +1,13 @@
 // When the control plane itself is killed, its launchers notice and take their browsers down.
 import { afterAll, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../harness/child.ts';
-import { browserPids } from '../harness/processes.ts';
+import { processesMentioning } from '../harness/processes.ts';
 import { waitFor } from '../harness/waitFor.ts';
 
 let server: ChildServer | undefined;
 afterAll(() => server?.stop());
 
-it('kill -9 of the control plane leaves no Chromium within 10 s', async () => {
+it('kill -9 of the control plane leaves no Chromium (session or pooled) within 10 s', async () => {
   server = await startChildServer();
   const res = await fetch(`${server.url}/v1/sessions`, {
     method: 'POST',
@@ -16,9 +16,12 @@ it('kill -9 of the control plane leaves no Chromium within 10 s', async () => {
   });
   expect(res.status).toBe(201);
   const { id } = (await res.json()) as { id: string };
-  expect(browserPids(id).length).toBeGreaterThan(0);
+  expect(id).toMatch(/^sess_/);
+  // Every browser of this server, the session's and the warm pool's, runs under its data dir.
+  const browsers = () => processesMentioning(`--user-data-dir=${server!.dataDir}`);
+  await waitFor(() => browsers().length > 0, { what: 'browsers to run' });
   server.child.kill('SIGKILL');
   const t0 = Date.now();
-  await waitFor(() => browserPids(id).length === 0, { timeoutMs: 10_000, what: 'every browser process of the session to exit' });
+  await waitFor(() => browsers().length === 0, { timeoutMs: 10_000, what: 'every browser process of the session to exit' });
   expect(Date.now() - t0).toBeLessThan(10_000);
 });

@@ -1,0 +1,115 @@
+// Two control-plane processes on one database: a READY reported to one replica completes the
+// create waiting on the other, through PostgreSQL LISTEN/NOTIFY.
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrl } from '../harness/db.ts';
+import { reportingScheduler, type ReportingScheduler } from '../harness/reportingScheduler.ts';
+import { startHarness, TEST_SECRET, type Harness } from '../harness/server.ts';
+import { waitFor } from '../harness/waitFor.ts';
+import { freePort, spawnCaravan, type Child } from '../fixtures/processes.ts';
+
+let a: Harness;
+let schedA: ReportingScheduler;
+let b: Child;
+let bUrl = '';
+let bDataDir = '';
+let reportsSentTo: string[] = [];
+
+beforeAll(async () => {
+  const port = await freePort();
+  bUrl = `http://127.0.0.1:${port}`;
+  bDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'caravan-replica-b-'));
+  b = spawnCaravan(['serve'], {
+    DATABASE_URL: testDatabaseUrl(),
+    EVENT_BUS: 'postgres',
+    SERVICE_JWT_SIGNING_KEY: TEST_SECRET,
+    DASHBOARD_PORT: String(port),
+    AGENT_CDP_PORT: '0',
+    AGENT_WEBDRIVER_PORT: '0',
+    CARAVAN_NODE_ID: `replica-b-${crypto.randomUUID().slice(0, 8)}`,
+    CARAVAN_DATA_DIR: bDataDir,
+    LOG_LEVEL: 'warn',
+  });
+  a = await startHarness({
+    scheduler: (deps) =>
+      (schedA = reportingScheduler({
+        deps,
+        reportTo: () => {
+          reportsSentTo.push(bUrl);
+          return bUrl;
+        },
+      })),
+    env: { SERVICE_READY_WAIT_MS: '10000' },
+  });
+  const exitedEarly = b.exited.then((e) => {
+    throw new Error(`replica B exited (${JSON.stringify(e)}): ${b.output()}`);
+  });
+  exitedEarly.catch(() => undefined); // B is stopped on purpose at the end
+  // Start-up compiles the TypeScript sources; on a loaded machine that takes a while.
+  await Promise.race([
+    exitedEarly,
+    waitFor(async () => (await fetch(`${bUrl}/v1/projects`)).status === 401, { timeoutMs: 45_000, intervalMs: 100, what: 'replica B to answer' }),
+  ]);
+});
+
+afterAll(async () => {
+  await b?.stop(5_000);
+  await a?.stop();
+  await fs.rm(bDataDir, { recursive: true, force: true });
+});
+
+describe('two replicas on one database', () => {
+  it('completes a create waiting on replica A when the READY is reported to replica B', async () => {
+    expect(a.url).not.toBe(bUrl);
+    const { projectId, apiKey } = await a.project();
+    reportsSentTo = [];
+    const res = await fetch(`${a.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
+      body: JSON.stringify({ projectId }),
+    });
+    const body = (await res.json()) as Record<string, string>;
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    expect(body.status).toBe('RUNNING');
+    expect(body.connectUrl).toBe(`ws://127.0.0.1:9?signingKey=${body.signingKey}`);
+    // The report went to B, and only to B.
+    expect(reportsSentTo).toEqual([bUrl]);
+    expect(schedA.started.map((s) => s.sessionId)).toContain(body.id);
+
+    const events = await a.deps.db.sessionEvent.findMany({ where: { sessionId: body.id }, orderBy: { seq: 'asc' } });
+    expect(events.map((e) => e.to)).toEqual(['CREATING', 'PROVISIONING', 'READY']);
+
+    // B serves the same session from the shared database.
+    const onB = await fetch(`${bUrl}/v1/sessions/${body.id}`, { headers: { 'x-svc-api-key': apiKey } });
+    expect(onB.status).toBe(200);
+    const viewB = (await onB.json()) as { data: Record<string, string> };
+    expect(viewB.data.status).toBe('RUNNING');
+    expect(viewB.data.signingKey).toBe(body.signingKey);
+  });
+
+  it('lets a release on replica B end a session created on replica A', async () => {
+    const { projectId, apiKey } = await a.project();
+    const created = await fetch(`${a.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey }, body: '{}' });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const released = await fetch(`${bUrl}/v1/sessions/${id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
+      body: JSON.stringify({ projectId, status: 'REQUEST_RELEASE' }),
+    });
+    expect(released.status).toBe(200);
+    const onA = (await (await fetch(`${a.url}/v1/sessions/${id}`, { headers: { 'x-svc-api-key': apiKey } })).json()) as { data: { status: string } };
+    expect(onA.data.status).toBe('COMPLETED');
+  });
+
+  it('shuts replica B down cleanly on SIGTERM while replica A keeps serving', async () => {
+    const exit = await b.stop();
+    expect(exit, b.output()).toEqual({ code: 0, signal: null });
+    expect(b.output()).toMatch(/SIGTERM, shutting down/);
+    const { apiKey } = await a.project();
+    expect((await fetch(`${a.url}/v1/projects`, { headers: { 'x-svc-api-key': apiKey } })).status).toBe(200);
+  });
+});
