@@ -1,6 +1,7 @@
 // `npm run bench`: starts Caravan on its embedded defaults (cold: POOL_SIZE=0, warm: POOL_SIZE=2),
 // measures lifecycle, proxy cost, density and API throughput, prints Markdown, writes JSON.
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { runApi } from './lib/api.ts';
 import { parseOptions, USAGE, type BenchOptions } from './lib/args.ts';
@@ -10,7 +11,7 @@ import { progress } from './lib/log.ts';
 import { servePage } from './lib/page.ts';
 import { probe, waitForPool } from './lib/probe.ts';
 import { runProxy } from './lib/proxy.ts';
-import { machine, markdown, type BenchResults } from './lib/report.ts';
+import { loadAverage, machine, markdown, type BenchResults } from './lib/report.ts';
 import { ROOT, ServerError, startServer, type BenchServer } from './lib/server.ts';
 
 const DEFAULT_CHROME = '/usr/bin/chromium';
@@ -38,6 +39,8 @@ async function main(): Promise<number> {
   }
   const chromeEnv: Record<string, string> = opts.chrome ? { CHROME_PATH: opts.chrome } : {};
   const started = performance.now();
+  const loadAtStart = loadAverage();
+  if (loadAtStart > os.cpus().length) progress(`warning: load average ${loadAtStart} on ${os.cpus().length} cores before the run; numbers will be noisy`);
   const running = new Set<BenchServer>();
   const stopAll = () => Promise.all([...running].map((s) => s.stop().catch(() => undefined).then(() => running.delete(s))));
   process.once('SIGINT', () => {
@@ -47,7 +50,7 @@ async function main(): Promise<number> {
 
   const page = await servePage();
   const results: BenchResults = {
-    machine: machine('unknown', chromePath),
+    machine: machine('unknown', chromePath, loadAtStart),
     options: { iterations: opts.iterations, only: [...opts.only], chrome: opts.chrome ?? null },
     durationSeconds: 0,
     lifecycle: {},
@@ -59,7 +62,7 @@ async function main(): Promise<number> {
     const cold = await startServer('cold', { ...chromeEnv, POOL_SIZE: '0' });
     running.add(cold);
     const version = await probe(cold);
-    results.machine = machine(version.product, chromePath);
+    results.machine = machine(version.product, chromePath, loadAtStart);
     progress(`browser: ${version.product}`);
     if (only.has('lifecycle')) {
       results.lifecycle.cold = await runLifecycle(cold, { mode: 'cold', poolSize: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
@@ -102,6 +105,7 @@ async function main(): Promise<number> {
   }
   await page.close();
   results.durationSeconds = Math.round((performance.now() - started) / 1000);
+  results.machine.loadAverage.end = loadAverage();
   const file = resultFile(opts);
   await fs.mkdir(path.dirname(file), { recursive: true });
   await fs.writeFile(file, JSON.stringify(results, null, 2) + '\n');

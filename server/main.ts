@@ -82,8 +82,9 @@ export function createServer(opts: ServerOptions): CaravanServer {
       },
       controlUrl: () => url,
     };
-    const local = opts.scheduler ? undefined : await startLocalNode(base, config, log, cleanups, () => deps);
-    const scheduler = opts.scheduler ? opts.scheduler(base) : local!;
+    const makeScheduler = opts.scheduler;
+    const local = makeScheduler ? undefined : await startLocalNode(base, config, log, cleanups, () => deps);
+    const scheduler: Scheduler = makeScheduler ? makeScheduler(base) : (local as LocalScheduler);
     deps = { ...base, scheduler };
     const d = deps;
 

@@ -14,6 +14,8 @@ export interface Machine {
   node: string;
   os: string;
   date: string;
+  /** 1-minute load average when the run started and when it ended (other work on the machine). */
+  loadAverage: { start: number; end: number };
 }
 
 export interface BenchResults {
@@ -27,7 +29,9 @@ export interface BenchResults {
   notes: string[];
 }
 
-export function machine(chromium: string, chromePath: string): Machine {
+export const loadAverage = (): number => Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
+
+export function machine(chromium: string, chromePath: string, loadAtStart: number): Machine {
   const cpus = os.cpus();
   return {
     cores: cpus.length,
@@ -38,6 +42,7 @@ export function machine(chromium: string, chromePath: string): Machine {
     node: process.version,
     os: `${os.type()} ${os.release()}`,
     date: new Date().toISOString(),
+    loadAverage: { start: loadAtStart, end: loadAtStart },
   };
 }
 
@@ -108,7 +113,7 @@ export function markdown(r: BenchResults): string {
   const out = [
     `## Caravan bench, ${m.date.slice(0, 16).replace('T', ' ')} UTC`,
     '',
-    `${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.chromium} (${m.chromePath}), Node ${m.node}, ${m.os}; run took ${Math.round(r.durationSeconds)} s`,
+    `${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.chromium} (${m.chromePath}), Node ${m.node}, ${m.os}; run took ${Math.round(r.durationSeconds)} s; load average ${m.loadAverage.start} at start, ${m.loadAverage.end} at end`,
     '',
   ];
   if (r.lifecycle.cold || r.lifecycle.warm) out.push(...lifecycleTable(r.lifecycle.cold, r.lifecycle.warm), '');

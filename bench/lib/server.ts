@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { progress } from './log.ts';
-import { browsersUnder, isGone, listProcesses } from './procfs.ts';
+import { browsersUnder, isGone, listProcesses, tree } from './procfs.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CARAVAN = path.join(ROOT, 'bin/caravan.js');
@@ -120,11 +120,20 @@ export async function startServer(label: string, extraEnv: Record<string, string
     });
   });
   const stderrTail = () => [...tail, partial].filter(Boolean).join('\n');
-  const pid = child.pid;
-  if (pid === undefined) throw new ServerError(`could not spawn caravan serve (${label})`, stderrTail());
+  if (child.pid === undefined) throw new ServerError(`could not spawn caravan serve (${label})`, stderrTail());
+  const pid: number = child.pid;
 
   async function stop(): Promise<void> {
     if (!exit) {
+      // SIGTERM while a launcher is still winding down a released session (browser gone, its
+      // STOPPED report in flight) has been seen to hang the server's shutdown with a database
+      // connection left idle in transaction; wait until every launcher left owns a live browser.
+      const quiet = await until(() => {
+        const procs = listProcesses();
+        const owners = new Set(browsersUnder(dataDir, procs).map((b) => b.root.ppid));
+        return tree(pid, procs).every((p) => p.pid === pid || p.comm !== 'node' || owners.has(p.pid));
+      }, 15_000, 50);
+      if (!quiet) progress(`${label}: launchers still winding down after 15 s; stopping anyway`);
       const t = performance.now();
       child.kill('SIGTERM');
       const timer = setTimeout(() => {

@@ -27,14 +27,24 @@ export async function ensureApiKey(db: Db, key: string, projectId: string): Prom
   const hash = hashKey(key);
   const existing = await db.apiKey.findUnique({ where: { hash } });
   if (!existing) {
-    await createApiKey(db, [projectId], key);
-    return;
+    try {
+      await createApiKey(db, [projectId], key);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'P2002') throw err;
+    }
+    // A replica starting at the same moment created it first: link it like an existing key.
+    return ensureApiKey(db, key, projectId);
   }
-  await db.apiKeyProject.upsert({
-    where: { apiKeyId_projectId: { apiKeyId: existing.id, projectId } },
-    create: { apiKeyId: existing.id, projectId },
-    update: {},
-  });
+  await db.apiKeyProject
+    .upsert({
+      where: { apiKeyId_projectId: { apiKeyId: existing.id, projectId } },
+      create: { apiKeyId: existing.id, projectId },
+      update: {},
+    })
+    .catch((err: { code?: string }) => {
+      if (err.code !== 'P2002') throw err; // linked by a replica at the same moment
+    });
   if (existing.revokedAt) await db.apiKey.update({ where: { id: existing.id }, data: { revokedAt: null } });
 }
 

@@ -37,7 +37,12 @@ export async function createProject(db: Db, input: unknown): Promise<ProjectView
 }
 
 export async function ensureProject(db: Db, id: string): Promise<void> {
-  await db.project.upsert({ where: { id }, create: { id, name: id, defaultTimeout: 3600, concurrency: 25 }, update: {} });
+  try {
+    await db.project.upsert({ where: { id }, create: { id, name: id, defaultTimeout: 3600, concurrency: 25 }, update: {} });
+  } catch (err) {
+    // upsert is read-then-insert: a replica starting at the same moment may insert first.
+    if ((err as { code?: string }).code !== 'P2002') throw err;
+  }
 }
 
 export async function listProjects(db: Db, ids?: string[]): Promise<ProjectView[]> {

@@ -18,6 +18,6 @@ export function proxyBase(node: NodeAddress): { ws: string; http: string } {
 export function signCdpUrl(node: NodeAddress, token: string): { connectUrl: string; seleniumRemoteUrl: string | null } {
   return {
     connectUrl: `${proxyBase(node).ws}?signingKey=${token}`,
-    seleniumRemoteUrl: node.webdriverPort ? seleniumRemoteUrl(node.publicHost, node.webdriverPort, token) : null,
+    seleniumRemoteUrl: node.webdriverPort ? seleniumRemoteUrl(node.publicHost, node.webdriverPort, token, node.tls) : null,
   };
 }

@@ -5,6 +5,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { ensureApiKey, hashKey } from '../../server/auth/apiKeys.ts';
+import { createDb } from '../../server/db/client.ts';
+import { ensureProject } from '../../server/projects/projects.ts';
 import { testDatabaseUrl } from '../harness/db.ts';
 import { reportingScheduler, type ReportingScheduler } from '../harness/reportingScheduler.ts';
 import { startHarness, TEST_SECRET, type Harness } from '../harness/server.ts';
@@ -103,6 +107,31 @@ describe('two replicas on one database', () => {
     expect(released.status).toBe(200);
     const onA = (await (await fetch(`${a.url}/v1/sessions/${id}`, { headers: { 'x-svc-api-key': apiKey } })).json()) as { data: { status: string } };
     expect(onA.data.status).toBe('COMPLETED');
+  });
+
+  it('lets replicas that start together bootstrap the same project and key without failing', async () => {
+    // What SERVICE_BOOTSTRAP_* (and the first-start key) do at start-up, from several
+    // processes' database clients at the same moment.
+    const clients = Array.from({ length: 4 }, () => createDb(testDatabaseUrl(), pino({ level: 'silent' })));
+    try {
+      const projectId = `boot-${crypto.randomUUID().slice(0, 8)}`;
+      const key = `cvn_${crypto.randomBytes(24).toString('base64url')}`;
+      const starts = await Promise.allSettled(
+        [...clients, ...clients].map(async ({ db }) => {
+          await ensureProject(db, projectId);
+          await ensureApiKey(db, key, projectId);
+        }),
+      );
+      expect(starts.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+      expect(await a.deps.db.project.count({ where: { id: projectId } })).toBe(1);
+      const stored = await a.deps.db.apiKey.findMany({ where: { hash: hashKey(key) }, include: { projects: true } });
+      expect(stored).toHaveLength(1);
+      expect(stored[0]!.projects.map((p) => p.projectId)).toEqual([projectId]);
+      const res = await fetch(`${a.url}/v1/projects/${projectId}`, { headers: { 'x-svc-api-key': key } });
+      expect(res.status).toBe(200);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
   });
 
   it('shuts replica B down cleanly on SIGTERM while replica A keeps serving', async () => {
