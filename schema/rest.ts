@@ -32,6 +32,7 @@ export const CreateSessionBody = z
     region: z.enum(REGIONS, { message: `region must be one of ${REGIONS.join(', ')}` }).optional(),
     extensionId: z.string().optional(),
     proxies: z.union([z.boolean(), z.array(z.unknown())]).optional(),
+    proxySettings: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;

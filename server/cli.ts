@@ -3,7 +3,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { cliDefaults, loadConfig } from './config.ts';
-import { createServer } from './main.ts';
 import type { AppRouter } from './trpc/router.ts';
 
 const program = new Command('caravan').description('Self-hosted browser sessions (Browserbase-compatible)');
@@ -44,6 +43,8 @@ program
       process.stderr.write(`caravan: ${(err as Error).message}\n`);
       process.exit(2);
     }
+    // Loaded here only: operator commands should not pay for loading the whole server.
+    const { createServer } = await import('./main.ts');
     const server = createServer({ config });
     let stopping = false;
     const shutdown = async (signal: string) => {

@@ -15,15 +15,16 @@ export function createHttp(log: Logger): FastifyInstance {
 
   // The Browserbase SDK sends `content-type: application/json` with an empty body on some calls
   // (contexts.update): an empty body is no body, not malformed JSON.
+  // Fastify's own parser keeps its __proto__/constructor poisoning protection.
+  const strictJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (err) {
-      done(Object.assign(new Error(`malformed JSON body: ${(err as Error).message}`), { statusCode: 400 }), undefined);
-    }
+    strictJson(req, text, (err, parsed) => {
+      if (err) done(Object.assign(new Error(`malformed JSON body: ${err.message}`), { statusCode: 400 }), undefined);
+      else done(null, parsed);
+    });
   });
 
   app.setErrorHandler((err: unknown, req, reply) => {

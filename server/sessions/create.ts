@@ -55,12 +55,15 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   try {
     const launchContext = context ? await attachContext(deps, { id, projectId, expiresAt }, { id: context.id, persist: context.persist ?? false }) : undefined;
     const launcherToken = await signLauncherToken(deps.secrets, id, expiresAt);
+    // PROVISIONING is recorded before the task is requested: READY is accepted only from
+    // PROVISIONING, and a launcher (a warm one at once) may report it before start() returns.
+    await transition(deps, id, 'PROVISIONING', { reason: 'PLACED' });
     const placement = await deps.scheduler.start({
       sessionId: id, projectId, keepAlive: body.keepAlive ?? false, launcherToken, controlUrl: deps.controlUrl(),
       ...(browserSettings.viewport ? { viewport: browserSettings.viewport } : {}),
       ...(launchContext ? { context: launchContext } : {}),
     });
-    await transition(deps, id, 'PROVISIONING', { reason: 'PLACED', patch: { taskRef: placement.taskRef, nodeId: placement.nodeId } });
+    await deps.db.session.updateMany({ where: { id }, data: { taskRef: placement.taskRef, nodeId: placement.nodeId } });
   } catch (err) {
     settled.cancel();
     const message = err instanceof Error ? err.message : String(err);

@@ -40,7 +40,7 @@ export async function transition(
     });
     if (terminal) await tx.usage.updateMany({ where: { sessionId, endedAt: null }, data: { endedAt: now } });
     return { row, event };
-  });
+  }, { maxWait: 10_000, timeout: 10_000 });
   if (!result) return null;
   const { row, event } = result;
   await deps.bus.publish({

@@ -36,8 +36,9 @@ async function caravanFails(...args: string[]): Promise<{ code: number; stderr: 
 
 const projectsWith = (key: string) => fetch(`${h.url}/v1/projects`, { headers: { 'x-svc-api-key': key } });
 
-// Each CLI run starts a node process; the cases run side by side.
-describe.concurrent('caravan CLI', () => {
+// Each CLI run starts a node process that loads the server sources (1-2 s, much more while
+// browser tests share the machine); the cases run side by side.
+describe.concurrent('caravan CLI', { timeout: 120_000 }, () => {
   it('creates projects and a key for two of them, lists them, and revokes the key', async () => {
     const name = `cli ${Date.now()}`;
     const [{ json: p1 }, { json: p2 }] = await Promise.all([

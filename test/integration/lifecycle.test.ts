@@ -9,6 +9,8 @@ import { createApiKey } from '../../server/auth/apiKeys.ts';
 import type { Deps } from '../../server/deps.ts';
 import type { SessionChange } from '../../server/events/bus.ts';
 import { reapOnce } from '../../server/sessions/reaper.ts';
+import { controlPlaneClient } from '../../agent/report.ts';
+import type { Scheduler } from '../../server/scheduler/types.ts';
 import { reportingScheduler, type ReportingScheduler } from '../harness/reportingScheduler.ts';
 import { startHarness, TEST_SECRET, type Harness } from '../harness/server.ts';
 import { waitFor } from '../harness/waitFor.ts';
@@ -163,12 +165,14 @@ describe('sessions on a working control plane', () => {
       for (let i = 1; i < events.length; i++) expect(events[i]!.seq > events[i - 1]!.seq).toBe(true);
       for (const e of events) expect(e.projectId).toBe(projectId);
 
-      // What the bus carried (every change after the insert) matches the stored stream.
+      // The bus carried every change after the insert once, with its place (seq) in the stored
+      // stream. Notifications of back-to-back changes may arrive out of order; seq orders them.
       const mine = await waitFor(() => {
         const m = published.filter((c) => c.sessionId === s.id);
         return m.length >= 3 ? m : undefined;
       }, { what: 'three published changes' });
-      expect(mine.map((c) => [c.seq, c.to])).toEqual(events.slice(1).map((e) => [e.seq.toString(), e.to]));
+      const bySeq = [...mine].sort((x, y) => (BigInt(x.seq) < BigInt(y.seq) ? -1 : 1));
+      expect(bySeq.map((c) => [c.seq, c.from, c.to])).toEqual(events.slice(1).map((e) => [e.seq.toString(), e.from, e.to]));
     } finally {
       unsubscribe();
     }
@@ -270,5 +274,47 @@ describe('sessions on a working control plane', () => {
     const ended = await api(h, apiKey, 'POST', `/sessions/${s.id}/cdp-url`, {});
     expect(ended.status).toBe(409);
     expect(ended.body).toEqual({ success: false, message: expect.stringMatching(/has ended/) });
+  });
+});
+
+describe('a browser that is ready at once (warm browser)', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    // Its launcher reports READY before the scheduler's start() has even returned, as a
+    // browser taken from a warm pool can.
+    const warm = (deps: Omit<Deps, 'scheduler'>): Scheduler => {
+      const node = deps.db.node.upsert({
+        where: { id: 'warm-node' },
+        create: { id: 'warm-node', name: 'warm-node', publicHost: '127.0.0.1', cdpPort: 9, capacity: 1000, status: 'UP' },
+        update: {},
+      });
+      return {
+        async start(spec) {
+          await node;
+          await controlPlaneClient(spec.controlUrl, spec.launcherToken).reportSession({
+            sessionId: spec.sessionId, status: 'READY', nodeId: 'warm-node', browser: { port: 9, wsPath: '/devtools/browser/warm' },
+          });
+          return { taskRef: `warm:${spec.sessionId}`, nodeId: 'warm-node' };
+        },
+        async stop() {},
+        async close() {},
+      };
+    };
+    h = await startHarness({ scheduler: warm, env: { SERVICE_READY_WAIT_MS: '5000' } });
+  });
+  afterAll(() => h?.stop());
+
+  it('answers the create with a RUNNING session instead of waiting out the ready wait', async () => {
+    const { projectId, apiKey } = await h.project();
+    const res = await api(h, apiKey, 'POST', '/v1/sessions', { projectId });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.status).toBe('RUNNING');
+    const row = await h.deps.db.session.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(row.status).toBe('READY');
+    // The task reference is kept, so that release and timeout can stop the browser.
+    expect(row.taskRef).toBe(`warm:${res.body.id}`);
+    const events = await h.deps.db.sessionEvent.findMany({ where: { sessionId: res.body.id }, orderBy: { seq: 'asc' } });
+    expect(events.map((e) => e.to)).toEqual(['CREATING', 'PROVISIONING', 'READY']);
   });
 });

@@ -20,7 +20,7 @@ it('kill -9 of the control plane leaves no Chromium (session or pooled) within 1
   // Every browser of this server, the session's and the warm pool's, runs under its data dir.
   const browsers = () => processesMentioning(`--user-data-dir=${server!.dataDir}`);
   await waitFor(() => browsers().length > 0, { what: 'browsers to run' });
-  server.child.kill('SIGKILL');
+  server.child.proc.kill('SIGKILL');
   const t0 = Date.now();
   await waitFor(() => browsers().length === 0, { timeoutMs: 10_000, what: 'every browser process of the session to exit' });
   expect(Date.now() - t0).toBeLessThan(10_000);
