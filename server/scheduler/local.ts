@@ -111,30 +111,36 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
 
   function refill() {
     if (closed) return;
-    while (pool.length < opts.poolSize && tasks.size + pool.length < opts.capacity) {
-      const startedAt = Date.now();
-      const task = spawnLauncher({ ...baseEnv(), CARAVAN_POOL: 'true' }, (t, code, signal) => {
-        const i = pool.indexOf(t);
-        if (i >= 0) pool.splice(i, 1);
-        if (!t.stopping && !closed) {
-          opts.log.warn({ code, signal }, 'a pooled browser exited before it was used');
-          // A browser that cannot start should not be restarted in a tight loop.
-          poolFailures = Date.now() - startedAt < 5_000 ? poolFailures + 1 : 0;
-          setTimeout(refill, Math.min(30_000, 500 * 2 ** poolFailures)).unref();
-        }
-      });
-      task.child.on('message', (msg) => {
-        if (PoolReady.safeParse(msg).success) {
-          task.warm = true;
-          poolFailures = 0;
-        }
-      });
-      pool.push(task);
-    }
+    // One browser starts at a time: two starting together take twice as long on a small node,
+    // and a session handed a starting browser waits for exactly that one.
+    if (pool.some((t) => !t.warm)) return;
+    if (pool.length >= opts.poolSize || tasks.size + pool.length >= opts.capacity) return;
+    const startedAt = Date.now();
+    const task = spawnLauncher({ ...baseEnv(), CARAVAN_POOL: 'true' }, (t, code, signal) => {
+      const i = pool.indexOf(t);
+      if (i >= 0) pool.splice(i, 1);
+      if (!t.stopping && !closed) {
+        opts.log.warn({ code, signal }, 'a pooled browser exited before it was used');
+        // A browser that cannot start should not be restarted in a tight loop.
+        poolFailures = Date.now() - startedAt < 5_000 ? poolFailures + 1 : 0;
+        setTimeout(refill, Math.min(30_000, 500 * 2 ** poolFailures)).unref();
+      }
+    });
+    task.child.on('message', (msg) => {
+      if (PoolReady.safeParse(msg).success) {
+        task.warm = true;
+        poolFailures = 0;
+        refill();
+      }
+    });
+    pool.push(task);
   }
 
-  function takeWarm(): Task | undefined {
-    const i = pool.findIndex((t) => t.warm && t.child.connected);
+  /** A pooled launcher for a new session: a warm one, else one still starting (it is further
+   *  along than a cold start would be). */
+  function takePooled(): Task | undefined {
+    let i = pool.findIndex((t) => t.warm && t.child.connected);
+    if (i < 0) i = pool.findIndex((t) => t.child.connected);
     if (i < 0) return undefined;
     return pool.splice(i, 1)[0];
   }
@@ -145,7 +151,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
 
     async start(spec: LaunchSpec): Promise<Placement> {
       const taskRef = `local:${spec.sessionId}`;
-      const warm = spec.context ? undefined : takeWarm();
+      const warm = spec.context ? undefined : takePooled();
       if (warm) {
         const assignment: SessionAssignment = {
           type: 'assign', sessionId: spec.sessionId, launcherToken: spec.launcherToken, keepAlive: spec.keepAlive,

@@ -20,6 +20,8 @@ const agentEnv = {
 describe('parseLauncherEnv', () => {
   it('applies defaults', () => {
     expect(parseLauncherEnv(launcherEnv)).toEqual({
+      pool: false,
+      context: undefined,
       sessionId: 'sess_1',
       launcherToken: 'tok',
       controlUrl: 'http://127.0.0.1:3000',
@@ -32,6 +34,17 @@ describe('parseLauncherEnv', () => {
       workDir: os.tmpdir(),
       logLevel: 'info',
     });
+  });
+
+  it('takes a pooled launcher without a session, and refuses a context for it', () => {
+    const pooled = { ...launcherEnv, CARAVAN_POOL: 'true', CARAVAN_SESSION_ID: undefined, CARAVAN_LAUNCHER_TOKEN: undefined };
+    expect(parseLauncherEnv(pooled)).toMatchObject({ pool: true, sessionId: '', launcherToken: '' });
+    expect(() => parseLauncherEnv({ ...pooled, CARAVAN_CONTEXT_GET_URL: 'http://127.0.0.1:1/x' })).toThrow(/CARAVAN_POOL: a pooled launcher cannot take a context/);
+  });
+
+  it('parses the context URLs and the archive limit', () => {
+    const c = parseLauncherEnv({ ...launcherEnv, CARAVAN_CONTEXT_GET_URL: 'http://s3/get', CARAVAN_CONTEXT_PUT_URL: 'http://s3/put', CARAVAN_CONTEXT_MAX_BYTES: '1000' });
+    expect(c.context).toEqual({ getUrl: 'http://s3/get', putUrl: 'http://s3/put', maxBytes: 1000 });
   });
 
   it('parses viewport, booleans, paths', () => {
@@ -69,9 +82,17 @@ describe('parseAgentEnv', () => {
       nodeId: 'node-1',
       controlUrl: 'https://caravan.example.com',
       nodeToken: 'node-token',
+      nomadNodeId: undefined,
+      heartbeatMs: 5_000,
+      capacity: 16,
       signingKey: 'x'.repeat(32),
       logLevel: 'info',
     });
+  });
+
+  it('signs its own node credential when CARAVAN_NODE_TOKEN is unset, and reads the node settings', () => {
+    const c = parseAgentEnv({ ...agentEnv, CARAVAN_NODE_TOKEN: undefined, AGENT_HEARTBEAT_MS: '500', NODE_CAPACITY: '4', CARAVAN_NOMAD_NODE_ID: 'f1e2d3c4' });
+    expect(c).toMatchObject({ nodeToken: undefined, heartbeatMs: 500, capacity: 4, nomadNodeId: 'f1e2d3c4' });
   });
 
   it('binds all interfaces when the public host is not loopback, unless told otherwise', () => {
@@ -94,7 +115,8 @@ describe('parseAgentEnv', () => {
     [{ AGENT_IDLE_GRACE_MS: '-1' }, /AGENT_IDLE_GRACE_MS/],
     [{ AGENT_TLS_CERT: '/cert.pem' }, /AGENT_TLS_KEY: AGENT_TLS_CERT and AGENT_TLS_KEY must be set together/],
     [{ AGENT_TLS_KEY: '/key.pem' }, /AGENT_TLS_CERT: /],
-    [{ CARAVAN_NODE_TOKEN: undefined }, /CARAVAN_NODE_TOKEN: is required/],
+    [{ AGENT_HEARTBEAT_MS: '0' }, /AGENT_HEARTBEAT_MS: must be at least 1/],
+    [{ NODE_CAPACITY: 'lots' }, /NODE_CAPACITY/],
     [{ SERVICE_JWT_SIGNING_KEY: 'short' }, /SERVICE_JWT_SIGNING_KEY: must be at least 32 characters/],
     [{ CARAVAN_NODE_ID: undefined }, /CARAVAN_NODE_ID/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

@@ -41,7 +41,7 @@ export async function startHarness(opts: {
     AGENT_WEBDRIVER_PORT: '0',
     CARAVAN_NODE_ID: `test-${crypto.randomUUID().slice(0, 8)}`,
     SERVICE_JWT_SIGNING_KEY: TEST_SECRET,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     ...opts.env,
   });
   const server = createServer({
