@@ -10,7 +10,8 @@ export function createHttp(log: Logger): FastifyInstance {
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     return503OnClosing: true,
-    forceCloseConnections: true,
+    // In-flight requests finish (a launcher's last report) before the database closes.
+    forceCloseConnections: 'idle',
   });
 
   // The Browserbase SDK sends `content-type: application/json` with an empty body on some calls

@@ -18,7 +18,9 @@ export function createDb(connectionString: string, log: Logger, max = 10): { db:
     db,
     async close() {
       await db.$disconnect();
-      await pool.end();
+      // pool.end() waits for every checked-out connection; one left inside an interactive
+      // transaction by a request cut off at shutdown would wait forever.
+      await Promise.race([pool.end(), new Promise((r) => setTimeout(r, 2_000).unref())]);
     },
   };
 }
