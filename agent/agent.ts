@@ -6,6 +6,7 @@ import { createControlListener } from './control.ts';
 import { createCdpProxy, type TlsFiles } from './proxy/cdp.ts';
 import { createWebDriverRelay } from './proxy/webdriver.ts';
 import { createRouteRegistry, type RouteRegistry, type Timers } from './routes.ts';
+import { httpFrameSink, startScreencast, type Screencast, type ScreencastSpec } from './screencast.ts';
 
 export interface AgentOptions {
   nodeId: string;
@@ -41,6 +42,9 @@ export interface Agent {
   stop(): Promise<void>;
   address(): AgentAddress;
   routes: RouteRegistry;
+  /** Streams a session's screencast to `spec.frameUrl` until stopped, the receiver answers 404
+   *  or the session's route goes away; undefined when the session is not on this node. */
+  startScreencast(sessionId: string, spec: ScreencastSpec): Promise<Screencast | undefined>;
 }
 
 export function createAgent(opts: AgentOptions): Agent {
@@ -51,9 +55,32 @@ export function createAgent(opts: AgentOptions): Agent {
   const webdriver = createWebDriverRelay({ ...common, host: opts.bindHost, port: opts.webdriverPort, chromedriverPath: opts.chromedriverPath });
   const control = createControlListener({ routes, secrets: opts.secrets, log, port: opts.controlPort, now: opts.now });
   let started = false;
+  const casts = new Map<Screencast, string>();
+  routes.onRemove((sessionId) => {
+    for (const [cast, id] of casts) if (id === sessionId) void cast.stop();
+  });
 
   return {
     routes,
+    async startScreencast(sessionId, spec) {
+      const route = routes.get(sessionId);
+      if (!route || !started) return undefined;
+      let self: Screencast | undefined;
+      let ended = false;
+      self = await startScreencast({
+        ...spec,
+        browserPort: route.browserPort,
+        browserWsPath: route.browserWsPath,
+        sink: httpFrameSink(spec.frameUrl),
+        log: log.child({ sessionId }),
+        onEnd: () => {
+          ended = true;
+          if (self) casts.delete(self);
+        },
+      });
+      if (!ended) casts.set(self, sessionId);
+      return self;
+    },
     async start() {
       await cdp.start();
       try {
@@ -68,6 +95,7 @@ export function createAgent(opts: AgentOptions): Agent {
     async stop() {
       if (!started) return;
       started = false;
+      await Promise.allSettled([...casts.keys()].map((c) => c.stop()));
       await Promise.allSettled([control.stop(), cdp.stop(), webdriver.stop()]);
       await routes.stop();
       log.info('agent stopped');

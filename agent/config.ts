@@ -120,11 +120,19 @@ export const AgentEnv = z.object({
   AGENT_IDLE_GRACE_MS: positiveInt(30_000),
   CARAVAN_NODE_ID: required,
   CARAVAN_CONTROL_URL: httpUrl,
-  CARAVAN_NODE_TOKEN: required,
+  /** Optional: without it the agent signs its own node credential with SERVICE_JWT_SIGNING_KEY. */
+  CARAVAN_NODE_TOKEN: optionalString,
+  /** The Nomad client node this agent runs on (`${node.unique.id}` in caravan-agent.nomad.hcl). */
+  CARAVAN_NOMAD_NODE_ID: optionalString,
+  AGENT_HEARTBEAT_MS: positiveInt(5_000),
+  NODE_CAPACITY: positiveInt(16),
   // HS256 wants at least 256 bits of key material.
   SERVICE_JWT_SIGNING_KEY: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
   LOG_LEVEL: logLevel,
 }).superRefine((e, ctx) => {
+  for (const k of ['AGENT_HEARTBEAT_MS', 'NODE_CAPACITY'] as const) {
+    if (e[k] === 0) ctx.addIssue({ code: 'custom', path: [k], message: 'must be at least 1' });
+  }
   if (Boolean(e.AGENT_TLS_CERT) !== Boolean(e.AGENT_TLS_KEY)) {
     const missing = e.AGENT_TLS_CERT ? 'AGENT_TLS_KEY' : 'AGENT_TLS_CERT';
     ctx.addIssue({ code: 'custom', path: [missing], message: 'AGENT_TLS_CERT and AGENT_TLS_KEY must be set together' });
@@ -141,6 +149,9 @@ export const AgentEnv = z.object({
   nodeId: e.CARAVAN_NODE_ID,
   controlUrl: e.CARAVAN_CONTROL_URL,
   nodeToken: e.CARAVAN_NODE_TOKEN,
+  nomadNodeId: e.CARAVAN_NOMAD_NODE_ID,
+  heartbeatMs: e.AGENT_HEARTBEAT_MS,
+  capacity: e.NODE_CAPACITY,
   signingKey: e.SERVICE_JWT_SIGNING_KEY,
   logLevel: e.LOG_LEVEL,
 }));

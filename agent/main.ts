@@ -1,10 +1,15 @@
-// Entry of the standalone node agent process (`node --import tsx agent/main.ts`, later `caravan agent`).
+// Entry of the standalone node agent process (`caravan agent`): one per browser VM (a Nomad
+// system job). Serves the CDP proxy, the WebDriver relay and the launchers' loopback control
+// port; registers the node with the control plane, heartbeats, sends its signals as envelopes
+// and carries out the commands it receives (release, drain).
 import fs from 'node:fs/promises';
 import { pino } from 'pino';
 import { cachedSecret } from '../schema/token.ts';
 import { createAgent } from './agent.ts';
+import { createCommandHandler } from './commands.ts';
 import { loadAgentConfig, type AgentConfig } from './config.ts';
-import { controlPlaneClient } from './report.ts';
+import { createNodeLink } from './nodeLink.ts';
+import { nodeTokenSigner } from './nodeToken.ts';
 
 let config: AgentConfig;
 try {
@@ -14,13 +19,18 @@ try {
   process.exit(2);
 }
 
-const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'agent' } });
+const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'agent', nodeId: config.nodeId } });
 const signingKey = new TextEncoder().encode(config.signingKey);
-const controlPlane = controlPlaneClient(config.controlUrl, config.nodeToken);
+const secrets = cachedSecret({ get: async () => signingKey });
+const fixedToken = config.nodeToken;
+const token = fixedToken ? async () => fixedToken : nodeTokenSigner(secrets, config.nodeId);
 const tls = config.tls
   ? { cert: await fs.readFile(config.tls.certFile), key: await fs.readFile(config.tls.keyFile) }
   : undefined;
 
+// The agent and its link refer to each other (signals go out through the link, the link reports
+// the agent's ports and routes), so the link is bound once both exist.
+let link: ReturnType<typeof createNodeLink> | undefined;
 const agent = createAgent({
   nodeId: config.nodeId,
   publicHost: config.publicHost,
@@ -31,20 +41,47 @@ const agent = createAgent({
   chromedriverPath: config.chromedriverPath,
   tls,
   idleGraceMs: config.idleGraceMs,
-  secrets: cachedSecret({ get: async () => signingKey }),
-  signals: (list) => controlPlane.reportNodeSignals(list),
+  secrets,
+  signals: async (list) => {
+    if (!link) throw new Error('not linked to the control plane yet');
+    await link.signal(list);
+  },
   log,
 });
+const commands = createCommandHandler({ routes: agent.routes, log });
 
 await agent.start();
-log.info({ nodeId: config.nodeId, ...agent.address() }, 'node agent started');
+const addr = agent.address();
+link = createNodeLink({
+  controlUrl: config.controlUrl,
+  nodeId: config.nodeId,
+  token,
+  heartbeatMs: config.heartbeatMs,
+  routes: () => agent.routes.list().length,
+  registration: () => ({
+    nodeId: config.nodeId,
+    publicHost: config.publicHost,
+    cdpPort: addr.cdpPort,
+    ...(addr.webdriverPort ? { webdriverPort: addr.webdriverPort } : {}),
+    tls: Boolean(tls),
+    capacity: config.capacity,
+    controlPort: Number(new URL(addr.controlUrl).port),
+    ...(config.nomadNodeId ? { nomadNodeId: config.nomadNodeId } : {}),
+  }),
+  onCommand: (command) => commands.apply(command),
+  log,
+});
+await link.start();
+log.info({ ...addr, controlPlane: config.controlUrl, capacity: config.capacity }, 'node agent started');
 
 let stopping = false;
 const stop = (signal: string) => {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'node agent stopping');
-  void agent.stop().then(() => process.exit(0), (err: unknown) => {
+  commands.stop();
+  // The agent first: its last signals (bytes) still go out through the link.
+  void agent.stop().then(() => link?.stop()).then(() => process.exit(0), (err: unknown) => {
     log.error({ err }, 'stop failed');
     process.exit(1);
   });

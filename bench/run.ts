@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runApi } from './lib/api.ts';
 import { parseOptions, USAGE, type BenchOptions } from './lib/args.ts';
-import { runDensity } from './lib/density.ts';
+import { controlPlaneMiB, runDensity } from './lib/density.ts';
 import { runLifecycle } from './lib/lifecycle.ts';
 import { progress } from './lib/log.ts';
 import { servePage } from './lib/page.ts';
@@ -64,6 +64,8 @@ async function main(): Promise<number> {
     const version = await probe(cold);
     results.machine = machine(version.product, chromePath, loadAtStart);
     progress(`browser: ${version.product}`);
+    // The control plane's memory after start and one session, before any load.
+    const idleMiB = controlPlaneMiB(cold);
     if (only.has('lifecycle')) {
       results.lifecycle.cold = await runLifecycle(cold, { mode: 'cold', poolSize: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
     }
@@ -71,7 +73,7 @@ async function main(): Promise<number> {
       results.proxy = await runProxy(cold, { chromePath });
       results.notes.push(`proxy: ${results.proxy.directNote}; the proxied side connects to the session's /json/version webSocketDebuggerUrl (rewritten to the proxy, token in signingKey).`);
     }
-    if (only.has('density')) results.density = await runDensity(cold, 20);
+    if (only.has('density')) results.density = await runDensity(cold, 20, idleMiB);
     if (only.has('api')) results.api = await runApi(cold);
     await cold.stop();
     running.delete(cold);
@@ -97,8 +99,8 @@ async function main(): Promise<number> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`\nbench: FAILED: ${message}\n`);
-    if (err instanceof ServerError && err.tail) process.stderr.write(`--- server stderr (last lines) ---\n${err.tail}\n---\n`);
-    else for (const s of running) process.stderr.write(`--- ${s.label} server stderr (last lines) ---\n${s.stderrTail() || '(empty)'}\n---\n`);
+    if (err instanceof ServerError && err.tail) process.stderr.write(`--- server output (last lines) ---\n${err.tail}\n---\n`);
+    else for (const s of running) process.stderr.write(`--- ${s.label} server output (last lines) ---\n${s.stderrTail() || '(empty)'}\n---\n`);
     await stopAll();
     await page.close();
     return 1;

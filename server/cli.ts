@@ -1,5 +1,5 @@
-// The caravan CLI: `serve` runs the control plane; `project` and `apikey` talk to a running
-// server's operator API over tRPC. Each operator command prints one JSON object.
+// The caravan CLI: `serve` runs the control plane, `agent` a node agent, `launcher` one browser;
+// `project`, `apikey` and `node` talk to a running server's operator API over tRPC. Each operator command prints one JSON object.
 import { Command, InvalidArgumentError } from 'commander';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { cliDefaults, loadConfig } from './config.ts';
@@ -71,6 +71,38 @@ program
   .action(async () => {
     await import('../agent/launcher/main.ts');
   });
+
+program
+  .command('agent')
+  .description('run the node agent of this VM (CDP proxy, WebDriver relay, launcher control port; configured by AGENT_* and CARAVAN_* variables)')
+  .action(async () => {
+    await import('../agent/main.ts');
+  });
+
+program
+  .command('node-token')
+  .description('print a node credential (audience caravan-node) signed with SERVICE_JWT_SIGNING_KEY or the data dir\'s secret; agents sign their own when CARAVAN_NODE_TOKEN is unset')
+  .requiredOption('--node <id>', 'the node id (CARAVAN_NODE_ID of the agent)')
+  .action(async (o) => {
+    const { nodeTokenFromConfig } = await import('./auth/nodeToken.ts');
+    try {
+      process.stdout.write(`${await nodeTokenFromConfig(loadConfig(), o.node)}\n`);
+    } catch (err) {
+      process.stderr.write(`caravan: ${(err as Error).message}\n`);
+      process.exitCode = 1;
+    }
+  });
+
+const node = program.command('node').description('browser nodes (standalone agents)');
+node
+  .command('list')
+  .option('--url <url>', 'control plane URL', defaults.url)
+  .action((o) => print(async () => ({ nodes: await client(o).node.list.query() })));
+node
+  .command('drain <id>')
+  .description('take no new sessions on the node; its running sessions finish')
+  .option('--url <url>', 'control plane URL', defaults.url)
+  .action((id, o) => print(() => client(o).node.drain.mutate({ id })));
 
 const project = program.command('project').description('manage projects');
 project

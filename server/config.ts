@@ -24,7 +24,23 @@ export const ConfigSchema = z
     SESSION_RECORD_RETENTION: z.coerce.number().int().nonnegative().default(300),
     REAPER_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     EVENT_BUS: z.enum(['memory', 'postgres']).optional(),
-    SCHEDULER: z.enum(['local']).default('local'),
+    SCHEDULER: z.enum(['local', 'nomad']).default('local'),
+    // SCHEDULER=nomad: each session is a dispatch of a parameterized Nomad job (infra/nomad/).
+    NOMAD_ADDR: z.string().regex(/^https?:\/\/[^/\s]+/, 'NOMAD_ADDR must be a URL such as http://127.0.0.1:4646').default('http://127.0.0.1:4646'),
+    NOMAD_TOKEN: z.string().min(1).optional(),
+    NOMAD_NAMESPACE: z.string().min(1).default('default'),
+    NOMAD_REGION: z.string().min(1).optional(),
+    NOMAD_JOB_ID: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'NOMAD_JOB_ID: letters, digits, _ . - (at most 100)').default('caravan-browser-session'),
+    /** The job registered when Nomad does not have NOMAD_JOB_ID (default infra/nomad/browser-session.json). */
+    NOMAD_JOB_FILE: z.string().min(1).optional(),
+    /** Replaces the launcher task's command and args: whitespace-separated, e.g. "/usr/bin/node /opt/caravan/bin/caravan.js launcher". */
+    NOMAD_LAUNCHER_COMMAND: z.string().min(1).optional(),
+    /** Comma-separated datacenters of the browser job (default: the job file's, "*"). */
+    NOMAD_DATACENTERS: z.string().min(1).optional(),
+    /** URL launchers and agents on other VMs reach this control plane at (default: its own listener). */
+    CARAVAN_CONTROL_URL: z.string().regex(/^https?:\/\/[^/\s]+/, 'CARAVAN_CONTROL_URL must be a URL such as https://caravan.internal:8420').optional(),
+    /** A standalone agent that has not heartbeated for this long is marked DOWN; its sessions end in ERROR. */
+    NODE_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
     CARAVAN_NODE_ID: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('local'),
     CHROME_PATH: z.string().min(1).default('/usr/bin/chromium'),
     CHROMEDRIVER_PATH: z.string().min(1).default('/usr/bin/chromedriver'),
@@ -46,13 +62,30 @@ export const ConfigSchema = z
     CONTEXT_MAX_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_PRETTY: bool.default(false),
+    PUBLIC_HTTPS_ENABLED: bool.default(false),
+    PUBLIC_HTTPS_TARGET_URL: z.string().url('PUBLIC_HTTPS_TARGET_URL must be a URL such as http://127.0.0.1:8420').optional(),
+    PUBLIC_HTTPS_TUNNEL_BIN: z.string().min(1).default('cloudflared'),
+    PUBLIC_API_TOKEN: z.string().min(16, 'PUBLIC_API_TOKEN must be at least 16 characters').optional(),
   })
   .refine((c) => !c.SERVICE_BOOTSTRAP_API_KEY === !c.SERVICE_BOOTSTRAP_PROJECT_ID, {
     message: 'SERVICE_BOOTSTRAP_API_KEY and SERVICE_BOOTSTRAP_PROJECT_ID go together: set both or neither',
   })
   .refine((c) => !c.AGENT_TLS_CERT === !c.AGENT_TLS_KEY, {
     message: 'AGENT_TLS_CERT and AGENT_TLS_KEY go together: set both or neither',
+  })
+  .refine((c) => !c.PUBLIC_HTTPS_ENABLED || c.DASHBOARD_TOKEN, {
+    path: ['DASHBOARD_TOKEN'],
+    message: 'DASHBOARD_TOKEN is required when PUBLIC_HTTPS_ENABLED=true: admin routes need it once the API is reachable from the internet',
+  })
+  .refine((c) => isLoopbackHost(c.DASHBOARD_HOST) || c.DASHBOARD_TOKEN, {
+    path: ['DASHBOARD_TOKEN'],
+    message: 'DASHBOARD_TOKEN is required when DASHBOARD_HOST is not a loopback address: set it, or bind DASHBOARD_HOST=127.0.0.1',
   });
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  return /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|\[::1\]|localhost)$/i.test(host.trim());
+}
 
 export type Config = z.infer<typeof ConfigSchema> & { dataDir: string };
 

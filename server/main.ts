@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { createAgent } from '../agent/agent.ts';
+import { createAgent, type Agent } from '../agent/agent.ts';
 import { cachedSecret, type SecretSource } from '../schema/token.ts';
 import { createApiKey, ensureApiKey } from './auth/apiKeys.ts';
 import { LIVE_STATUSES } from '../schema/states.ts';
@@ -18,8 +18,10 @@ import { registerGraphQL } from './graphql/index.ts';
 import { createHttp } from './http.ts';
 import { ensureProject } from './projects/projects.ts';
 import { registerRest } from './rest/index.ts';
+import { createRuntime, registerRuntime, type RuntimeOptions } from './runtime/runtime.ts';
 import { localScheduler, type LocalScheduler } from './scheduler/local.ts';
 import { bundleLauncher } from './scheduler/launcherBundle.ts';
+import { startNomadScheduler } from './scheduler/nomad/index.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
 import { applyNodeSignals } from './sessions/reports.ts';
@@ -29,6 +31,8 @@ import { s3Store, type ObjectStore } from './storage/objectStore.ts';
 import { releaseContextLock } from './contexts/attach.ts';
 import { registerTrpc } from './trpc/index.ts';
 
+const SHUTDOWN_STEP_MS = 5_000;
+
 export interface ServerOptions {
   config: Config;
   log?: Logger;
@@ -36,6 +40,8 @@ export interface ServerOptions {
   /** Replaces the configured scheduler (tests use a stand-in that reports like a launcher). */
   scheduler?: (deps: Omit<Deps, 'scheduler'>) => Scheduler;
   secrets?: SecretSource;
+  /** Replaceable parts of the operator runtime (mDNS advertiser, tunnel timings). */
+  runtime?: RuntimeOptions;
 }
 
 export interface CaravanServer {
@@ -69,6 +75,8 @@ export function createServer(opts: ServerOptions): CaravanServer {
     const bus: EventBus = busKind === 'postgres' ? await postgresBus(databaseUrl, log) : memoryBus();
     cleanups.push(() => bus.close());
     const secrets = cachedSecret(opts.secrets ?? (config.SERVICE_JWT_SIGNING_KEY ? envSecret(config.SERVICE_JWT_SIGNING_KEY) : fileSecret(config.dataDir)));
+    // Made (or read) now, so a bad data dir fails the start, not the first session.
+    await secrets.get();
 
     const store = await openObjectStore(config, log, cleanups);
     const base: Omit<Deps, 'scheduler'> = {
@@ -83,8 +91,13 @@ export function createServer(opts: ServerOptions): CaravanServer {
       controlUrl: () => url,
     };
     const makeScheduler = opts.scheduler;
-    const local = makeScheduler ? undefined : await startLocalNode(base, config, log, cleanups, () => deps);
-    const scheduler: Scheduler = makeScheduler ? makeScheduler(base) : (local as LocalScheduler);
+    // SCHEDULER=nomad: no node in this process; agents run on the Nomad clients.
+    const nomad = !makeScheduler && config.SCHEDULER === 'nomad';
+    let localAgent: Agent | undefined;
+    const local = makeScheduler || nomad ? undefined : await startLocalNode(base, config, log, cleanups, () => deps, (a) => (localAgent = a));
+    const scheduler: Scheduler = makeScheduler
+      ? makeScheduler(base)
+      : nomad ? await startNomadScheduler(base, config, log, cleanups, () => deps) : (local as LocalScheduler);
     deps = { ...base, scheduler };
     const d = deps;
 
@@ -94,9 +107,19 @@ export function createServer(opts: ServerOptions): CaravanServer {
     } else {
       await firstRunKey(db, config.dataDir, log);
     }
-    if (!opts.scheduler) await failOrphans(d, config.CARAVAN_NODE_ID);
+    if (local) await failOrphans(d, config.CARAVAN_NODE_ID);
 
+    // Operator runtime: settings applied before the listener opens; its access hook goes on
+    // the app before any route so that it covers every one.
+    const runtime = createRuntime({
+      deps: d, config, log, options: opts.runtime, tunnelEnv: inheritedEnv(),
+      serverUrl: () => url, serverPort: () => port,
+      pool: () => local?.pooled() ?? null,
+      liveView: () => (localAgent ? (sessionId, spec) => localAgent!.startScreencast(sessionId, spec) : undefined),
+    });
+    await runtime.start();
     const app = createHttp(log);
+    registerRuntime(app, runtime);
     registerRest(app, d);
     registerGraphQL(app, d);
     registerTrpc(app, d, config);
@@ -106,6 +129,10 @@ export function createServer(opts: ServerOptions): CaravanServer {
     port = typeof addr === 'object' && addr ? addr.port : config.DASHBOARD_PORT;
     const host = config.DASHBOARD_HOST === '0.0.0.0' || config.DASHBOARD_HOST === '::' ? '127.0.0.1' : config.DASHBOARD_HOST;
     url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // Stopped after the browsers (scheduler.close) and before the listener closes: shares,
+    // activity streams, then the tunnel child (SIGTERM, SIGKILL after 3 s).
+    runtime.startEntrypoint();
+    cleanups.push(() => runtime.stop());
     cleanups.push(startReaper(d, config.REAPER_INTERVAL_MS));
     local?.warmUp();
     log.info({ url, database: embedded ? 'embedded' : 'external', bus: busKind }, 'caravan control plane listening');
@@ -116,9 +143,17 @@ export function createServer(opts: ServerOptions): CaravanServer {
     // (reaper, HTTP) and close the database.
     await deps?.scheduler.close().catch((err) => log.warn({ err }, 'stopping browsers failed'));
     for (const fn of cleanups.reverse()) {
-      await Promise.resolve()
-        .then(fn)
-        .catch((err) => log.warn({ err }, 'shutdown step failed'));
+      // A step that hangs (a request still holding a database connection) must not keep the
+      // process, and the embedded database behind it, alive: each step gets a bounded time.
+      let timer: NodeJS.Timeout | undefined;
+      const bounded = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          log.warn({ step: fn.toString().slice(0, 80) }, 'shutdown step did not finish in time; going on');
+          resolve();
+        }, SHUTDOWN_STEP_MS);
+      });
+      await Promise.race([Promise.resolve().then(fn).catch((err) => log.warn({ err }, 'shutdown step failed')), bounded]);
+      clearTimeout(timer);
     }
     cleanups.length = 0;
   }
@@ -170,7 +205,7 @@ async function failOrphans(deps: Deps, nodeId: string): Promise<void> {
 }
 
 /** The embedded default: a node agent in this process and launchers as child processes. */
-async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log: Logger, cleanups: Array<() => unknown>, getDeps: () => Deps | undefined): Promise<LocalScheduler> {
+async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log: Logger, cleanups: Array<() => unknown>, getDeps: () => Deps | undefined, onAgent?: (agent: Agent) => void): Promise<LocalScheduler> {
   const nodeId = config.CARAVAN_NODE_ID;
   const workDir = path.join(config.dataDir, 'browsers');
   await fs.mkdir(workDir, { recursive: true });
@@ -192,6 +227,7 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
     log: log.child({ nodeId }),
   });
   await agent.start();
+  onAgent?.(agent);
   const addr = agent.address();
   await base.db.node.upsert({
     where: { id: nodeId },

@@ -26,8 +26,9 @@ const mib = (kib: number) => kib / 1024;
 /** Idle memory of the control plane process alone. */
 export const controlPlaneMiB = (server: BenchServer) => mib(pssKiB(server.pid));
 
-export async function runDensity(server: BenchServer, sessions = 20): Promise<DensityResult> {
-  const idle = controlPlaneMiB(server);
+/** `idleMiB`: the control plane's PSS measured earlier with no session (default: now). */
+export async function runDensity(server: BenchServer, sessions = 20, idleMiB = controlPlaneMiB(server)): Promise<DensityResult> {
+  const idle = idleMiB;
   const ids: string[] = [];
   const t0 = performance.now();
   try {

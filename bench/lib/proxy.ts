@@ -72,7 +72,7 @@ async function ownEndpoint(proxied: CdpClient): Promise<string | undefined> {
 
 export async function runProxy(server: BenchServer, opts: { chromePath: string; calls?: number; rounds?: number }): Promise<ProxyResult> {
   const calls = opts.calls ?? 2000;
-  const rounds = opts.rounds ?? 5;
+  const rounds = opts.rounds ?? 7;
   const s = await createSession(server, true);
   // The proxy's /json/version answers with the debugger URL rewritten to point at itself.
   const cu = new URL(s.connectUrl);

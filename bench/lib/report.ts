@@ -93,7 +93,7 @@ function otherTable(r: BenchResults): string[] {
       `| launcher PSS per session (node process, median) | ${d.launcherMiB.median} MiB |`,
       `| per session, browser + launcher | ${d.perSessionMiB} MiB |`,
       `| processes per browser | ${d.processesPerBrowser} |`,
-      `| control plane + agent PSS, idle → with ${d.sessions} sessions | ${d.controlPlaneMiB.idle} → ${d.controlPlaneMiB.loaded} MiB |`,
+      `| control plane + agent PSS, after start → with ${d.sessions} sessions | ${d.controlPlaneMiB.idle} → ${d.controlPlaneMiB.loaded} MiB |`,
       `| embedded PostgreSQL PSS (all its processes) | ${d.postgresMiB} MiB |`,
     );
   }

@@ -25,7 +25,7 @@ export interface BenchServer {
   apiKey: string;
   env: Record<string, string>;
   sdk: Browserbase;
-  /** The last lines the server (and its launchers) wrote on stderr. */
+  /** The last lines the server (and its launchers) wrote on stdout (logs) and stderr. */
   stderrTail(): string;
   /** Non-empty once the server process has exited. */
   exitInfo(): string | undefined;
@@ -103,15 +103,18 @@ export async function startServer(label: string, extraEnv: Record<string, string
     NODE_CAPACITY: '32',
     ...extraEnv,
   };
-  const child = spawn(process.execPath, [CARAVAN, 'serve'], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CARAVAN, 'serve'], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // pino logs (warn and above) go to stdout, crashes to stderr: keep the last lines of both.
   const tail: string[] = [];
-  let partial = '';
-  child.stderr.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    tail.push(...lines);
+  const partial = { out: '', err: '' };
+  const collect = (stream: 'out' | 'err') => (d: Buffer) => {
+    const lines = (partial[stream] + d.toString()).split('\n');
+    partial[stream] = lines.pop() ?? '';
+    tail.push(...lines.filter(Boolean));
     tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
-  });
+  };
+  child.stdout.on('data', collect('out'));
+  child.stderr.on('data', collect('err'));
   let exit: string | undefined;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -119,21 +122,19 @@ export async function startServer(label: string, extraEnv: Record<string, string
       resolve();
     });
   });
-  const stderrTail = () => [...tail, partial].filter(Boolean).join('\n');
+  const stderrTail = () => [...tail, partial.out, partial.err].filter(Boolean).join('\n');
   if (child.pid === undefined) throw new ServerError(`could not spawn caravan serve (${label})`, stderrTail());
   const pid: number = child.pid;
 
   async function stop(): Promise<void> {
     if (!exit) {
-      // SIGTERM while a launcher is still winding down a released session (browser gone, its
-      // STOPPED report in flight) has been seen to hang the server's shutdown with a database
-      // connection left idle in transaction; wait until every launcher left owns a live browser.
-      const quiet = await until(() => {
-        const procs = listProcesses();
-        const owners = new Set(browsersUnder(dataDir, procs).map((b) => b.root.ppid));
-        return tree(pid, procs).every((p) => p.pid === pid || p.comm !== 'node' || owners.has(p.pid));
-      }, 15_000, 50);
-      if (!quiet) progress(`${label}: launchers still winding down after 15 s; stopping anyway`);
+      // SIGTERM while a launcher is still winding down a released session (browser closing,
+      // its STOPPED report in flight) has been seen to hang the server's shutdown with a
+      // database connection left idle in transaction. Every session is released by now, so
+      // wait until only pooled launchers (node children) are left.
+      const pooled = Number(env.POOL_SIZE ?? 0) || 0;
+      const quiet = await until(() => tree(pid, listProcesses()).filter((p) => p.pid !== pid && p.comm === 'node').length <= pooled, 20_000, 50);
+      if (!quiet) progress(`${label}: launchers still winding down after 20 s; stopping anyway`);
       const t = performance.now();
       child.kill('SIGTERM');
       const timer = setTimeout(() => {

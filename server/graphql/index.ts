@@ -7,6 +7,7 @@ import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { builder, type Caller, type GraphQLContext } from './builder.ts';
 import './agentReports.ts';
+import './nodes.ts';
 
 async function callerFrom(deps: Deps, authorization: string | undefined): Promise<Caller> {
   const token = authorization?.match(/^Bearer\s+(.+)$/i)?.[1];

@@ -1,10 +1,11 @@
-// The operator API over tRPC (used by the `caravan` CLI): projects and API keys.
+// The operator API over tRPC (used by the `caravan` CLI): projects, API keys and nodes.
 import { initTRPC, TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/apiKeys.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { createProject, listProjects } from '../projects/projects.ts';
+import { drainNode, listNodes } from '../nodes/drain.ts';
 
 export interface TrpcContext {
   deps: Deps;
@@ -43,6 +44,11 @@ export const appRouter = t.router({
       .mutation(({ ctx, input }) => run(() => createApiKey(ctx.deps.db, input.projects))),
     list: operator.query(({ ctx }) => run(() => listApiKeys(ctx.deps.db))),
     revoke: operator.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => run(() => revokeApiKey(ctx.deps.db, input.id))),
+  }),
+  node: t.router({
+    list: operator.query(({ ctx }) => run(() => listNodes(ctx.deps))),
+    /** No new sessions go to the node; its running sessions finish. */
+    drain: operator.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => run(() => drainNode(ctx.deps, input.id))),
   }),
 });
 
