@@ -1,6 +1,7 @@
 // The one Pothos schema builder of the control plane's GraphQL API.
 import SchemaBuilder from '@pothos/core';
 import type { Deps } from '../deps.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 
 /** Who is calling: a launcher (one session), a node agent, or nobody. */
 export type Caller =
@@ -11,6 +12,9 @@ export type Caller =
 export interface GraphQLContext {
   deps: Deps;
   caller: Caller;
+  /** Present only when the request carries the operator credential (dashboard cookie or
+   *  x-dashboard-token; loopback when no DASHBOARD_TOKEN is set): the operator queries use it. */
+  operator?: { runtime: Runtime };
 }
 
 export const builder = new SchemaBuilder<{
