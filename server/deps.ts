@@ -6,6 +6,7 @@ import type { Scheduler } from './scheduler/types.ts';
 import type { SecretSource } from '../schema/token.ts';
 import type { Config } from './config.ts';
 import type { ObjectStore } from './storage/objectStore.ts';
+import type { KeyCache } from './auth/apiKeys.ts';
 
 export interface Clock {
   now(): number;
@@ -19,6 +20,8 @@ export interface Deps {
   scheduler: Scheduler;
   secrets: SecretSource;
   store: ObjectStore;
+  /** Recent API-key lookups (optional: without it every request reads the key). */
+  keyCache?: KeyCache;
   clock: Clock;
   log: Logger;
   config: Pick<Config, 'SERVICE_MAX_SESSION_TIMEOUT' | 'SERVICE_READY_WAIT_MS' | 'SESSION_RECORD_RETENTION' | 'CONTEXT_MAX_BYTES' | 'CONTEXT_UPLOAD_WINDOW'>;

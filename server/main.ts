@@ -5,7 +5,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { createAgent, type Agent } from '../agent/agent.ts';
 import { cachedSecret, type SecretSource } from '../schema/token.ts';
-import { createApiKey, ensureApiKey } from './auth/apiKeys.ts';
+import { createApiKey, ensureApiKey, keyCache } from './auth/apiKeys.ts';
 import { LIVE_STATUSES } from '../schema/states.ts';
 import { envSecret, fileSecret } from './auth/secret.ts';
 import { inheritedEnv, type Config } from './config.ts';
@@ -30,6 +30,7 @@ import { EMBEDDED_BUCKET, EMBEDDED_CREDENTIALS, startEmbeddedS3 } from './storag
 import { s3Store, type ObjectStore } from './storage/objectStore.ts';
 import { releaseContextLock } from './contexts/attach.ts';
 import { registerTrpc } from './trpc/index.ts';
+import { registerWeb } from './web.ts';
 
 const SHUTDOWN_STEP_MS = 5_000;
 
@@ -80,7 +81,7 @@ export function createServer(opts: ServerOptions): CaravanServer {
 
     const store = await openObjectStore(config, log, cleanups);
     const base: Omit<Deps, 'scheduler'> = {
-      db, bus, secrets, store, log, clock: opts.clock ?? systemClock,
+      db, bus, secrets, store, log, clock: opts.clock ?? systemClock, keyCache: keyCache(),
       config: {
         SERVICE_MAX_SESSION_TIMEOUT: config.SERVICE_MAX_SESSION_TIMEOUT,
         SERVICE_READY_WAIT_MS: config.SERVICE_READY_WAIT_MS,
@@ -121,8 +122,9 @@ export function createServer(opts: ServerOptions): CaravanServer {
     const app = createHttp(log);
     registerRuntime(app, runtime);
     registerRest(app, d);
-    registerGraphQL(app, d);
+    registerGraphQL(app, d, runtime);
     registerTrpc(app, d, config);
+    registerWeb(app);
     cleanups.push(() => app.close());
     await app.listen({ host: config.DASHBOARD_HOST, port: config.DASHBOARD_PORT });
     const addr = app.server.address();

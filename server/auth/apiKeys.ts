@@ -59,17 +59,56 @@ export async function listApiKeys(db: Db) {
   }));
 }
 
-export async function revokeApiKey(db: Db, id: string) {
+export async function revokeApiKey(db: Db, id: string, cache?: KeyCache) {
   const res = await db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  cache?.forget(id);
   if (res.count === 0) throw new NotFound(`API key ${id} not found or already revoked`);
   return { id, revoked: true };
 }
 
-export async function authenticate(db: Db, key: string | undefined): Promise<KeyAuth> {
+/**
+ * Remembers recent successful key lookups for a few seconds, so that a busy client does not
+ * cost a database query per request. A revocation on this replica takes effect at once, on
+ * other replicas within the TTL (docs/decisions.md).
+ */
+export interface KeyCache {
+  get(hash: string): KeyAuth | undefined;
+  set(hash: string, auth: KeyAuth): void;
+  forget(keyId: string): void;
+}
+
+export function keyCache(ttlMs = 5_000, now: () => number = Date.now, max = 10_000): KeyCache {
+  const entries = new Map<string, { auth: KeyAuth; at: number }>();
+  return {
+    get(hash) {
+      const e = entries.get(hash);
+      if (!e) return undefined;
+      if (now() - e.at > ttlMs) {
+        entries.delete(hash);
+        return undefined;
+      }
+      return e.auth;
+    },
+    set(hash, auth) {
+      if (entries.size >= max) entries.clear();
+      entries.set(hash, { auth, at: now() });
+    },
+    forget(keyId) {
+      for (const [hash, e] of entries) if (e.auth.keyId === keyId) entries.delete(hash);
+    },
+  };
+}
+
+export async function authenticate(db: Db, key: string | undefined, cache?: KeyCache): Promise<KeyAuth> {
   if (!key) throw new Unauthorized();
-  const row = await db.apiKey.findUnique({ where: { hash: hashKey(key) }, include: { projects: { select: { projectId: true } } } });
+  const hash = hashKey(key);
+  const cached = cache?.get(hash);
+  if (cached) return cached;
+  const row = await db.apiKey.findUnique({ where: { hash }, include: { projects: { select: { projectId: true } } } });
   if (!row || row.revokedAt) throw new Unauthorized('invalid or revoked API key');
-  return { keyId: row.id, projectIds: row.projects.map((p) => p.projectId) };
+  const auth = { keyId: row.id, projectIds: row.projects.map((p) => p.projectId) };
+  cache?.set(hash, auth);
+  return auth;
 }
 
 /**

@@ -8,6 +8,11 @@ import { ServiceError } from '../errors.ts';
 import { builder, type Caller, type GraphQLContext } from './builder.ts';
 import './agentReports.ts';
 import './nodes.ts';
+import type { Runtime } from '../runtime/runtime.ts';
+import { isOperatorRequest } from './operator/auth.ts';
+import './operator/index.ts';
+import { queryLimits } from './operator/limits.ts';
+import { attachGraphQLWs, type WsInitialContext } from './operator/ws.ts';
 
 async function callerFrom(deps: Deps, authorization: string | undefined): Promise<Caller> {
   const token = authorization?.match(/^Bearer\s+(.+)$/i)?.[1];
@@ -26,11 +31,13 @@ async function callerFrom(deps: Deps, authorization: string | undefined): Promis
   return { kind: 'anonymous' };
 }
 
-export function registerGraphQL(app: FastifyInstance, deps: Deps): void {
-  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }, GraphQLContext>({
+/** `runtime` enables the operator (dashboard) API: its context, and graphql-ws on app.server. */
+export function registerGraphQL(app: FastifyInstance, deps: Deps, runtime?: Runtime): void {
+  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply } | WsInitialContext, GraphQLContext>({
     schema: builder.toSchema(),
     graphqlEndpoint: '/graphql',
     logging: false,
+    plugins: queryLimits(),
     maskedErrors: {
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;
@@ -41,8 +48,17 @@ export function registerGraphQL(app: FastifyInstance, deps: Deps): void {
         return createGraphQLError(message);
       },
     },
-    context: async ({ req }) => ({ deps, caller: await callerFrom(deps, req.headers.authorization) }),
+    context: async (init) => {
+      // graphql-ws operations were authorized when the socket connected (operator/ws.ts).
+      if ('ws' in init) return { deps, caller: { kind: 'anonymous' }, ...(runtime && init.ws.operator ? { operator: { runtime } } : {}) };
+      const caller = await callerFrom(deps, init.req.headers.authorization);
+      return { deps, caller, ...(runtime && isOperatorRequest(init.req, runtime) ? { operator: { runtime } } : {}) };
+    },
   });
+  if (runtime) {
+    const ws = attachGraphQLWs(app.server, yoga, runtime);
+    app.addHook('preClose', () => ws.close());
+  }
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],

@@ -25,7 +25,7 @@ export function registerRest(app: FastifyInstance, deps: Deps, routes: RestRoute
         // x-svc-api-key is the documented header; the Browserbase SDK's own X-BB-API-Key is
         // accepted too, so that `new Browserbase({ apiKey })` works unchanged.
         const key = header(req.headers['x-svc-api-key']) ?? header(req.headers['x-bb-api-key']);
-        const auth = route.auth === 'apiKey' ? await authenticate(deps.db, key) : { keyId: '', projectIds: [] };
+        const auth = route.auth === 'apiKey' ? await authenticate(deps.db, key, deps.keyCache) : { keyId: '', projectIds: [] };
         const result = await route.handler({
           deps, req, reply, auth,
           params: (req.params ?? {}) as Record<string, string>,

@@ -12,17 +12,14 @@ import type { SessionChange } from '../events/bus.ts';
 import { parseInput } from '../validate.ts';
 import { attachContext, checkPersistFree, ContextUnusable, releaseContextLock } from '../contexts/attach.ts';
 import { findContext } from '../contexts/contexts.ts';
-import { transition } from './transition.ts';
+import { transition, transitionIn } from './transition.ts';
 import { sessionView, type SessionView } from './view.ts';
 
 export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, headerProject?: string, clientIp?: string): Promise<SessionView> {
   const body = parseInput(CreateSessionBody, input);
   const projectId = resolveProject(auth, body.projectId, headerProject);
-  const project = await deps.db.project.findUnique({ where: { id: projectId } });
-  if (!project) throw new NotFound(`project ${projectId} not found`);
   const max = deps.config.SERVICE_MAX_SESSION_TIMEOUT;
   if (body.timeout !== undefined && body.timeout > max) throw new Invalid(`timeout must be <= ${max} seconds (SERVICE_MAX_SESSION_TIMEOUT)`);
-  const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
   const context = body.browserSettings?.context;
   if (context) {
     await findContext(deps.db, [projectId], context.id);
@@ -32,12 +29,16 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   const id = `sess_${crypto.randomUUID()}`;
   const nowMs = deps.clock.now();
   const issuedAt = Math.floor(nowMs / 1000);
-  const expiresAt = issuedAt + timeout;
   const userId = typeof body.userMetadata?.userId === 'string' ? body.userMetadata.userId : undefined;
-  const signingKey = await signCdpToken(deps.secrets, { sessionId: id, projectId, issuedAt, expiresAt, ...(userId ? { userId } : {}), ...(clientIp ? { ipAddress: clientIp } : {}) });
   const browserSettings = body.browserSettings ?? {};
+  let expiresAt = 0;
 
-  await admit(deps, projectId, project.concurrency, async (tx, now) => {
+  // One transaction admits the session, stores it with its token and records CREATING and
+  // PROVISIONING (the token is generated and the task is requested right after commit).
+  const changes = await admit(deps, projectId, async (tx, now, project) => {
+    const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
+    expiresAt = issuedAt + timeout;
+    const signingKey = await signCdpToken(deps.secrets, { sessionId: id, projectId, issuedAt, expiresAt, ...(userId ? { userId } : {}), ...(clientIp ? { ipAddress: clientIp } : {}) });
     await tx.session.create({
       data: {
         id, projectId, status: 'CREATING', keepAlive: body.keepAlive ?? false, region: body.region ?? 'us-east-1',
@@ -46,18 +47,22 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
         contextId: context?.id ?? null, contextPersist: context?.persist ?? false,
       },
     });
-    await tx.sessionEvent.create({ data: { sessionId: id, projectId, from: null, to: 'CREATING', createdAt: now } });
+    const created = await tx.sessionEvent.create({ data: { sessionId: id, projectId, from: null, to: 'CREATING', createdAt: now } });
     await tx.usage.create({ data: { sessionId: id, projectId, startedAt: now } });
+    // READY is accepted only from PROVISIONING, and a warm launcher may report it at once.
+    const provisioning = await transitionIn(tx, deps.clock, id, 'PROVISIONING', { reason: 'PLACED' });
+    return [
+      { seq: created.seq.toString(), sessionId: id, projectId, from: null, to: 'CREATING' as const, reason: null },
+      ...(provisioning ? [provisioning.change] : []),
+    ];
   });
+  for (const change of changes) await deps.bus.publish(change);
   const log = deps.log.child({ sessionId: id, projectId });
 
   const settled = waitForSettled(deps, id, deps.config.SERVICE_READY_WAIT_MS);
   try {
     const launchContext = context ? await attachContext(deps, { id, projectId, expiresAt }, { id: context.id, persist: context.persist ?? false }) : undefined;
     const launcherToken = await signLauncherToken(deps.secrets, id, expiresAt);
-    // PROVISIONING is recorded before the task is requested: READY is accepted only from
-    // PROVISIONING, and a launcher (a warm one at once) may report it before start() returns.
-    await transition(deps, id, 'PROVISIONING', { reason: 'PLACED' });
     const placement = await deps.scheduler.start({
       sessionId: id, projectId, keepAlive: body.keepAlive ?? false, launcherToken, controlUrl: deps.controlUrl(),
       ...(browserSettings.viewport ? { viewport: browserSettings.viewport } : {}),
@@ -90,15 +95,21 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
 
 type Tx = Parameters<Parameters<Deps['db']['$transaction']>[0]>[0];
 
+interface AdmittedProject {
+  concurrency: number;
+  defaultTimeout: number;
+}
+
 /** Race-free admission: the project row is locked while live sessions are counted. */
-async function admit(deps: Deps, projectId: string, limit: number, insert: (tx: Tx, now: Date) => Promise<void>) {
-  await deps.db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
+async function admit<T>(deps: Deps, projectId: string, insert: (tx: Tx, now: Date, project: AdmittedProject) => Promise<T>): Promise<T> {
+  return deps.db.$transaction(async (tx) => {
+    const [project] = await tx.$queryRaw<AdmittedProject[]>`SELECT concurrency, "defaultTimeout" FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
+    if (!project) throw new NotFound(`project ${projectId} not found`);
     const running = await tx.session.count({ where: { projectId, status: { in: LIVE_STATUSES } } });
-    if (running >= limit) {
-      throw new LimitReached(`project ${projectId} is at its concurrency limit: ${running} of ${limit} sessions running; release one or raise the project's concurrency`);
+    if (running >= project.concurrency) {
+      throw new LimitReached(`project ${projectId} is at its concurrency limit: ${running} of ${project.concurrency} sessions running; release one or raise the project's concurrency`);
     }
-    await insert(tx, new Date(deps.clock.now()));
+    return insert(tx, new Date(deps.clock.now()), project);
   }, { maxWait: 15_000, timeout: 15_000 });
 }
 

@@ -43,7 +43,7 @@ export const appRouter = t.router({
       .input(z.object({ projects: z.array(z.string().min(1)).min(1) }))
       .mutation(({ ctx, input }) => run(() => createApiKey(ctx.deps.db, input.projects))),
     list: operator.query(({ ctx }) => run(() => listApiKeys(ctx.deps.db))),
-    revoke: operator.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => run(() => revokeApiKey(ctx.deps.db, input.id))),
+    revoke: operator.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => run(() => revokeApiKey(ctx.deps.db, input.id, ctx.deps.keyCache))),
   }),
   node: t.router({
     list: operator.query(({ ctx }) => run(() => listNodes(ctx.deps))),

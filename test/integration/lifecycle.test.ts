@@ -165,14 +165,14 @@ describe('sessions on a working control plane', () => {
       for (let i = 1; i < events.length; i++) expect(events[i]!.seq > events[i - 1]!.seq).toBe(true);
       for (const e of events) expect(e.projectId).toBe(projectId);
 
-      // The bus carried every change after the insert once, with its place (seq) in the stored
-      // stream. Notifications of back-to-back changes may arrive out of order; seq orders them.
+      // The bus carried every change, the creation included, once, with its place (seq) in the
+      // stored stream. Notifications of back-to-back changes may arrive out of order; seq orders them.
       const mine = await waitFor(() => {
         const m = published.filter((c) => c.sessionId === s.id);
-        return m.length >= 3 ? m : undefined;
-      }, { what: 'three published changes' });
+        return m.length >= 4 ? m : undefined;
+      }, { what: 'four published changes' });
       const bySeq = [...mine].sort((x, y) => (BigInt(x.seq) < BigInt(y.seq) ? -1 : 1));
-      expect(bySeq.map((c) => [c.seq, c.from, c.to])).toEqual(events.slice(1).map((e) => [e.seq.toString(), e.from, e.to]));
+      expect(bySeq.map((c) => [c.seq, c.from, c.to])).toEqual(events.map((e) => [e.seq.toString(), e.from, e.to]));
     } finally {
       unsubscribe();
     }
