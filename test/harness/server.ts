@@ -28,6 +28,8 @@ export async function startHarness(opts: {
   env?: Record<string, string>;
   scheduler?: ServerOptions['scheduler'];
   clock?: Clock;
+  /** Replaceable parts of the operator runtime (an mDNS advertiser, tunnel timers). */
+  runtime?: ServerOptions['runtime'];
 } = {}): Promise<Harness> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'caravan-test-'));
   const config = loadConfig({
@@ -49,6 +51,7 @@ export async function startHarness(opts: {
     log: pino({ level: config.LOG_LEVEL }),
     ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.runtime ? { runtime: opts.runtime } : {}),
   });
   await server.start();
   const deps = server.deps();

@@ -62,7 +62,7 @@ describe('the activity stream', () => {
     try {
       const stopped = await again.waitFor(to(s2.id, 'STOPPED'));
       const mine = again.events.filter((e) => ofSession(s2.id)(e)).map((e) => (data(e) as SessionActivity).to);
-      expect(mine).toEqual(['PROVISIONING', 'READY', 'STOPPED']);
+      expect(mine).toEqual(['CREATING', 'PROVISIONING', 'READY', 'STOPPED']);
       expect(again.events.filter(ofSession(s.id))).toEqual([]);
       expect(again.events.every((e) => n(e.id) > n(lastSeen))).toBe(true);
       expect(again.events.some((e) => e.event === 'gap')).toBe(false);
