@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     globalSetup: ['test/harness/globalSetup.ts'],
     include: ['test/**/*.test.ts'],
-    exclude: ['test/e2e/**', 'node_modules/**'],
+    exclude: ['node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

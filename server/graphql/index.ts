@@ -41,6 +41,8 @@ export function registerGraphQL(app: FastifyInstance, deps: Deps, runtime?: Runt
     maskedErrors: {
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;
+        // Parse and validation errors (unknown fields, query limits) say what to fix: kept.
+        if (original === undefined && (error as Error).name === 'GraphQLError') return error as Error;
         if (original instanceof ServiceError) {
           return createGraphQLError(original.message, { extensions: { code: original.name, status: original.status } });
         }

@@ -40,7 +40,7 @@ interface Task {
   onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
-const REFILL_DELAY_MS = 500;
+const REFILL_DELAY_MS = 100;
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
   if (!pid) return;
@@ -111,10 +111,10 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
 
   function refill() {
     if (closed) return;
-    // One browser starts at a time: two starting together take twice as long on a small node,
-    // and a session handed a starting browser waits for exactly that one.
-    if (pool.some((t) => !t.warm)) return;
-    if (pool.length >= opts.poolSize || tasks.size + pool.length >= opts.capacity) return;
+    while (pool.length < opts.poolSize && tasks.size + pool.length < opts.capacity) spawnPooled();
+  }
+
+  function spawnPooled() {
     const startedAt = Date.now();
     const task = spawnLauncher({ ...baseEnv(), CARAVAN_POOL: 'true' }, (t, code, signal) => {
       const i = pool.indexOf(t);
@@ -130,7 +130,6 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
       if (PoolReady.safeParse(msg).success) {
         task.warm = true;
         poolFailures = 0;
-        refill();
       }
     });
     pool.push(task);
@@ -161,7 +160,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
         warm.onExit = sessionExit(taskRef, spec.sessionId);
         tasks.set(taskRef, warm);
         warm.child.send(assignment);
-        // Starting a browser takes both cores for a moment: let this session get ready first.
+        // Starting a browser takes the cores for a moment: let this hand-over finish first.
         setTimeout(refill, REFILL_DELAY_MS).unref();
         return { taskRef, nodeId: opts.nodeId };
       }

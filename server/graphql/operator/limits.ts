@@ -1,5 +1,5 @@
 // Bounds on what one GraphQL operation may ask for, checked at validation (before anything
-// runs), over HTTP, SSE and graphql-ws alike. The dashboard's deepest query is 5 levels; its
+// runs), over HTTP, SSE and graphql-ws alike. The dashboard's deepest query is 3 levels; its
 // costliest well under the cost limit. Refusals name the limit and what was found
 // ("Syntax Error: Query depth limit of 8 exceeded, found 9.").
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';

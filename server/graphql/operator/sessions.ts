@@ -50,6 +50,18 @@ builder.objectFields(SessionRef, (t) => ({
   project: t.field({ type: ProjectRef, resolve: (s, _a, ctx) => getProject(ctx.deps.db, s.projectId) }),
 }));
 
+// The sessions of one project or one node: the same list, pre-filtered.
+for (const [ref, key] of [[ProjectRef, 'projectId'], [NodeRef, 'nodeId']] as const) {
+  builder.objectField(ref, 'sessions', (t) =>
+    t.field({
+      type: SessionConnectionRef,
+      args: { status: t.arg({ type: SessionStatusEnum }), first: t.arg.int({ defaultValue: 20 }), after: t.arg.string() },
+      resolve: (parent, args, ctx) =>
+        listOperatorSessions(ctx.deps.db, { [key]: parent.id, ...(args.status ? { status: args.status } : {}) }, args.first ?? 20, args.after),
+    }),
+  );
+}
+
 builder.queryFields((t) => ({
   sessions: t.field({
     type: SessionConnectionRef,

@@ -26,9 +26,10 @@ export async function usageSeries(db: Db, projectId: string, granularity: Granul
         ${step}::interval) AS start
     )
     SELECT EXTRACT(EPOCH FROM b.start)::float8 AS epoch,
-           COALESCE(SUM(EXTRACT(EPOCH FROM (
+           -- A bucket without usage joins one all-NULL row: it adds nothing.
+           COALESCE(SUM(CASE WHEN u."sessionId" IS NULL THEN 0 ELSE EXTRACT(EPOCH FROM (
              LEAST(COALESCE(u."endedAt", ${at}::timestamp), b.start + ${step}::interval) - GREATEST(u."startedAt", b.start)
-           ))), 0)::float8 / 60 AS minutes
+           )) END), 0)::float8 / 60 AS minutes
     FROM b
     LEFT JOIN "Usage" u
       ON u."projectId" = ${projectId}

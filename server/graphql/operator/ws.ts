@@ -8,7 +8,7 @@
 // DASHBOARD_TOKEN is set. Never through the public tunnel.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ExecutionArgs } from 'graphql';
+import type { ExecutionArgs, GraphQLError } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -60,7 +60,7 @@ export function attachGraphQLWs<S extends object, U extends object>(server: Serv
         try {
           document = parse(payload.query);
         } catch (err) {
-          return [err as import('graphql').GraphQLError];
+          return [err as GraphQLError];
         }
         const args: ExecutionArgs = {
           schema,

@@ -26,7 +26,10 @@ export async function readSettingsRow(db: Db): Promise<SettingsRow> {
     SELECT value, updated_at FROM created
     UNION ALL
     SELECT value, updated_at FROM "Setting" WHERE key = ${SETTINGS_KEY}`;
-  const row = rows[0];
+  // When another process inserted the row at the same moment, this statement's snapshot
+  // predates that insert: read again in a fresh statement.
+  const row = rows[0] ?? (await db.$queryRaw<Array<{ value: unknown; updated_at: Date }>>`
+    SELECT value, updated_at FROM "Setting" WHERE key = ${SETTINGS_KEY}`)[0];
   if (!row) throw new Error('the settings row could not be read');
   return { intent: asIntent(row.value), updatedAt: iso(row.updated_at) };
 }
