@@ -4,7 +4,9 @@ import { chromium } from 'playwright-core';
 import { progress, since } from './log.ts';
 import { startSeconds, uptimeSeconds } from './procfs.ts';
 import { waitGone } from './probe.ts';
-import { createSession, releaseSession, type BenchServer } from './server.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createSession, releaseSession, serverBrowsers, type BenchServer } from './server.ts';
 import { round, summarize, type Summary } from './stats.ts';
 
 export const PHASES = ['create', 'connect', 'navigate', 'release'] as const;
@@ -24,6 +26,8 @@ export interface LifecycleResult {
   iterations: Iteration[];
   phases: Record<Phase | 'gone' | 'total', Summary>;
   pooledCreates: number;
+  /** Untimed wait before each warm create until a pooled browser was up (the refill time). */
+  poolRefillWait: Summary | null;
   /** Create times split by whether the browser was pooled (empty when none or all were). */
   createPooled: Summary | null;
   createFresh: Summary | null;
@@ -70,9 +74,34 @@ async function iterate(server: BenchServer, pageUrl: string): Promise<Iteration>
   return { create, connect, navigate, release, gone, pooled };
 }
 
+/**
+ * With a pool, "warm" means what it says: the create is timed once the pool is full and its
+ * browsers are up (their DevToolsActivePort exists, so CDP answers). How long that wait was is recorded apart:
+ * it is the pool's refill time, which back-to-back creates faster than it cannot hide.
+ */
+async function waitForWarmPool(server: BenchServer, poolSize: number, timeoutMs = 15_000): Promise<number> {
+  const t = performance.now();
+  // Between iterations every browser under the data dir is a pooled one (the previous
+  // session's is gone): the pool is warm when it is full and all of them answer CDP.
+  const warm = () => {
+    const browsers = serverBrowsers(server);
+    return browsers.length >= poolSize && browsers.every((b) => fs.existsSync(path.join(b.profile, 'DevToolsActivePort')));
+  };
+  while (!warm()) {
+    if (performance.now() - t > timeoutMs) throw new Error(`no pooled browser was ready within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // A browser keeps its cores busy for a moment after CDP answers, and the launcher signals
+  // its scheduler right after: let both settle.
+  await new Promise((r) => setTimeout(r, 250));
+  return since(t);
+}
+
 export async function runLifecycle(server: BenchServer, opts: { mode: string; poolSize: number; poolBrowsersAtStart: number; iterations: number; pageUrl: string }): Promise<LifecycleResult> {
   const iterations: Iteration[] = [];
+  const refillWaits: number[] = [];
   for (let i = 1; i <= opts.iterations; i++) {
+    if (opts.poolSize > 0) refillWaits.push(await waitForWarmPool(server, opts.poolSize));
     const it = await iterate(server, opts.pageUrl);
     iterations.push(it);
     const pooled = it.pooled === null ? '?' : it.pooled ? 'yes' : 'no';
@@ -96,6 +125,7 @@ export async function runLifecycle(server: BenchServer, opts: { mode: string; po
       total: summarize(pick((it) => it.create + it.connect + it.navigate + it.release)),
     },
     pooledCreates: pooledOnes.length,
+    poolRefillWait: refillWaits.length ? summarize(refillWaits) : null,
     createPooled: both ? summarize(pick((it) => it.create, pooledOnes)) : null,
     createFresh: both ? summarize(pick((it) => it.create, freshOnes)) : null,
   };

@@ -63,6 +63,7 @@ function lifecycleTable(cold: LifecycleResult | undefined, warm: LifecycleResult
   rows.push(row('release → browser process gone (not in the sum)', 'gone'));
   if (warm) {
     rows.push(`| warm creates served by a pooled browser | | | ${warm.pooledCreates}/${warm.iterations.length} | |`);
+    if (warm.poolRefillWait) rows.push(`| wait until the pool is full and ready before each create (refill; not in the sum) | | | ${ms(warm.poolRefillWait.median)} | ${ms(warm.poolRefillWait.p95)} |`);
     if (warm.createPooled && warm.createFresh) {
       rows.push(`| warm create, pooled browser | | | ${ms(warm.createPooled.median)} | ${ms(warm.createPooled.p95)} |`);
       rows.push(`| warm create, fresh browser | | | ${ms(warm.createFresh.median)} | ${ms(warm.createFresh.p95)} |`);

@@ -63,6 +63,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     user: 'caravan',
     password,
     persistent: true,
+    // Session records are short-lived and every create commits twice: on a busy disk the WAL
+    // flush of each commit dominates. A crash can lose the last fraction of a second of
+    // commits, never consistency (docs/decisions.md). An external DATABASE_URL keeps its own setting.
+    postgresFlags: ['-c', 'synchronous_commit=off'],
     createPostgresUser: userInfo().uid === 0,
     onLog: (m) => log.debug({ pg: String(m).trim() }, 'embedded postgres'),
     onError: (e) => log.warn({ pg: String(e).trim() }, 'embedded postgres'),

@@ -40,7 +40,7 @@ interface Task {
   onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
-const REFILL_DELAY_MS = 100;
+const REFILL_DELAY_MS = 1_000;
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
   if (!pid) return;
@@ -160,7 +160,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
         warm.onExit = sessionExit(taskRef, spec.sessionId);
         tasks.set(taskRef, warm);
         warm.child.send(assignment);
-        // Starting a browser takes the cores for a moment: let this hand-over finish first.
+        // Starting a browser takes both cores for a moment: let the new session get going first.
         setTimeout(refill, REFILL_DELAY_MS).unref();
         return { taskRef, nodeId: opts.nodeId };
       }

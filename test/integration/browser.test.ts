@@ -14,11 +14,13 @@ let h: Harness;
 let pages: Pages;
 let bb: Browserbase;
 let projectId: string;
+let apiKey: string;
 
 beforeAll(async () => {
   [h, pages] = await Promise.all([startHarness({ env: { AGENT_IDLE_GRACE_MS: '800', NODE_CAPACITY: '16' } }), servePages()]);
   const p = await h.project({ concurrency: 20 });
   projectId = p.projectId;
+  apiKey = p.apiKey;
   bb = new Browserbase({ apiKey: 'unused', baseURL: h.url, maxRetries: 0, defaultHeaders: { 'x-svc-api-key': p.apiKey } });
 });
 afterAll(async () => {
@@ -170,5 +172,34 @@ describe('ten sessions at once', () => {
       return u.proxyBytes > 0 && u.browserMinutes > 0 ? u : undefined;
     }, { what: 'usage' });
     expect(usage.proxyBytes).toBeGreaterThan(10 * 1000);
+  });
+});
+
+describe('direct mode and node capacity', () => {
+  it('drives the browser through the URL and token from POST /sessions/{id}/cdp-url', async () => {
+    const s = await bb.sessions.create({ projectId, keepAlive: true });
+    const res = await fetch(`${h.url}/sessions/${s.id}/cdp-url`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey }, body: JSON.stringify({ expiresIn: 120 }) });
+    const { data } = (await res.json()) as { data: { cdpUrl: string; signingKey: string } };
+    const browser = await chromium.connectOverCDP(`${data.cdpUrl}?signingKey=${data.signingKey}`);
+    const page = await browser.contexts()[0]!.newPage();
+    await page.goto(`${pages.url}?name=Direct+mode`);
+    expect(await page.title()).toBe('Direct mode');
+    await browser.close();
+    await release(s.id);
+  });
+
+  it('answers 503 with a clear message instead of starting a browser past the node capacity', async () => {
+    const small = await startHarness({ env: { NODE_CAPACITY: '1', POOL_SIZE: '0' } });
+    try {
+      const p = await small.project({ concurrency: 5 });
+      const bbSmall = new Browserbase({ apiKey: 'unused', baseURL: small.url, maxRetries: 0, defaultHeaders: { 'x-svc-api-key': p.apiKey } });
+      const first = await bbSmall.sessions.create({ projectId: p.projectId, keepAlive: true });
+      const second = await bbSmall.sessions.create({ projectId: p.projectId }).catch((e: unknown) => e as { status?: number; message?: string });
+      expect(second).toMatchObject({ status: 503 });
+      expect((second as { message: string }).message).toMatch(/capacity of 1 browsers/);
+      await bbSmall.sessions.update(first.id, { projectId: p.projectId, status: 'REQUEST_RELEASE' });
+    } finally {
+      await small.stop();
+    }
   });
 });
