@@ -161,7 +161,9 @@ describe('the entrypoint inside the control plane', () => {
       expect(stats.sessions.running).toBeGreaterThanOrEqual(0);
       expect(stats.nodes.total).toBeGreaterThanOrEqual(0);
       expect(stats).toHaveProperty('pool');
-      expect(h.advertiser.current).toEqual({ name: 'Caravan', port: h.server.address().port, txt: { tunnelUrl: state.publicUrl } });
+      // The advertised name is the live display name; other test files share the settings row.
+      const settings = (await (await fetch(`${h.url}/api/settings`, { headers })).json()) as { effective: { identity: { displayName: string } } };
+      expect(h.advertiser.current).toEqual({ name: settings.effective.identity.displayName || 'Caravan', port: h.server.address().port, txt: { tunnelUrl: state.publicUrl } });
       expect(JSON.stringify(h.advertiser.history)).not.toContain(DASHBOARD_TOKEN);
     } finally {
       await h.stop();
