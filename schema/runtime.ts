@@ -1,7 +1,7 @@
 // Wire contracts of the operator runtime's /api routes (other than settings, in schema/settings/):
 // the public entrypoint state, activity events, live-view shares, login and frames.
 import { z } from 'zod';
-import { InternalStatus } from './states.ts';
+import { SessionChange } from './states.ts';
 
 export const PublicHttpsStatus = z.enum(['disabled', 'idle', 'starting', 'ready', 'error', 'stopped']);
 export type PublicHttpsStatus = z.infer<typeof PublicHttpsStatus>;
@@ -32,15 +32,8 @@ export const RuntimeAction = z.object({
 });
 export type RuntimeAction = z.infer<typeof RuntimeAction>;
 
-export const SessionActivity = z.object({
+export const SessionActivity = SessionChange.extend({
   type: z.literal('session'),
-  /** Position in the SessionEvent change stream. */
-  seq: z.string(),
-  sessionId: z.string(),
-  projectId: z.string(),
-  from: InternalStatus.nullable(),
-  to: InternalStatus,
-  reason: z.string().nullable(),
   at: z.string(),
 });
 export type SessionActivity = z.infer<typeof SessionActivity>;

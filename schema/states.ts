@@ -52,3 +52,16 @@ export function internalFor(sdk: SdkStatus): InternalStatus[] {
     case 'COMPLETED': case 'TIMED_OUT': return ['STOPPED'];
   }
 }
+
+/** One entry of the ordered session change stream, as published on the event bus (and as a
+ *  PostgreSQL NOTIFY payload between replicas). */
+export const SessionChange = z.object({
+  /** Position in the SessionEvent change stream. */
+  seq: z.string(),
+  sessionId: z.string(),
+  projectId: z.string(),
+  from: InternalStatus.nullable(),
+  to: InternalStatus,
+  reason: z.string().nullable(),
+});
+export type SessionChange = z.infer<typeof SessionChange>;

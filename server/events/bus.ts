@@ -3,18 +3,9 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { InternalStatus } from '../../schema/states.ts';
+import { SessionChange } from '../../schema/states.ts';
 
-export const SessionChange = z.object({
-  seq: z.string(),
-  sessionId: z.string(),
-  projectId: z.string(),
-  from: InternalStatus.nullable(),
-  to: InternalStatus,
-  reason: z.string().nullable(),
-});
-export type SessionChange = z.infer<typeof SessionChange>;
+export { SessionChange };
 
 export interface EventBus {
   publish(change: SessionChange): Promise<void>;
