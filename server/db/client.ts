@@ -2,11 +2,11 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PrismaClient } from './generated/client.ts';
+import { PrismaClient } from '../../prisma/generated/client.ts';
 
 export type Db = PrismaClient;
-export { Prisma } from './generated/client.ts';
-export type { Session as SessionRow, Project as ProjectRow } from './generated/client.ts';
+export { Prisma } from '../../prisma/generated/client.ts';
+export type { Session as SessionRow, Project as ProjectRow, SessionEvent as SessionEventRow, Node as NodeRow } from '../../prisma/generated/client.ts';
 
 export function createDb(connectionString: string, log: Logger, max = 10): { db: Db; close(): Promise<void> } {
   const pool = new pg.Pool({ connectionString, max });

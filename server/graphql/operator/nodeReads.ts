@@ -1,6 +1,6 @@
 // Nodes as the dashboard shows them: the node use case's view (capacity, running sessions) with
 // the rest of the Node row (ports, TLS, last seen) and a health flag.
-import type { Node as NodeRow } from '../../db/generated/client.ts';
+import type { NodeRow } from '../../db/client.ts';
 import type { Deps } from '../../deps.ts';
 import { listNodes, type NodeView } from '../../nodes/drain.ts';
 

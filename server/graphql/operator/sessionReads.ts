@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { SessionActivity } from '../../../schema/runtime.ts';
 import { InternalStatus, internalFor, SdkStatus } from '../../../schema/states.ts';
 import type { Db, Prisma, SessionRow } from '../../db/client.ts';
-import type { SessionEvent as SessionEventRow } from '../../db/generated/client.ts';
+import type { SessionEventRow } from '../../db/client.ts';
 import type { SessionChange } from '../../events/bus.ts';
 import { Invalid } from '../../errors.ts';
 import { parseInput } from '../../validate.ts';
