@@ -38,10 +38,20 @@ export async function startChildServer(env: Record<string, string> = {}): Promis
     ...env,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/v1/projects`, { headers: { 'x-svc-api-key': apiKey } })).ok, {
-    timeoutMs: 30_000,
-    what: 'the child server to answer',
+  // A child that dies during start-up fails the wait at once, with its output.
+  const exitedEarly = child.exited.then((e) => {
+    throw new Error(`the child server exited (${JSON.stringify(e)}): ${child.output()}`);
   });
+  exitedEarly.catch(() => undefined); // it is stopped on purpose later
+  // Start-up compiles the TypeScript sources; on a loaded machine that takes a while.
+  await Promise.race([
+    exitedEarly,
+    waitFor(async () => (await fetch(`${url}/v1/projects`, { headers: { 'x-svc-api-key': apiKey } })).ok, {
+      timeoutMs: 45_000,
+      intervalMs: 100,
+      what: 'the child server to answer',
+    }),
+  ]);
   return {
     url, child, apiKey, projectId, dataDir,
     async stop() {

@@ -1,9 +1,6 @@
 // Two control-plane processes on one database: a READY reported to one replica completes the
 // create waiting on the other, through PostgreSQL LISTEN/NOTIFY.
 import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { ensureApiKey, hashKey } from '../../server/auth/apiKeys.ts';
@@ -11,32 +8,18 @@ import { createDb } from '../../server/db/client.ts';
 import { ensureProject } from '../../server/projects/projects.ts';
 import { testDatabaseUrl } from '../harness/db.ts';
 import { reportingScheduler, type ReportingScheduler } from '../harness/reportingScheduler.ts';
-import { startHarness, TEST_SECRET, type Harness } from '../harness/server.ts';
-import { waitFor } from '../harness/waitFor.ts';
-import { freePort, spawnCaravan, type Child } from '../fixtures/processes.ts';
+import { startHarness, type Harness } from '../harness/server.ts';
+import { startChildServer, type ChildServer } from '../harness/child.ts';
 
 let a: Harness;
 let schedA: ReportingScheduler;
-let b: Child;
+let b: ChildServer;
 let bUrl = '';
-let bDataDir = '';
 let reportsSentTo: string[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  bUrl = `http://127.0.0.1:${port}`;
-  bDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'caravan-replica-b-'));
-  b = spawnCaravan(['serve'], {
-    DATABASE_URL: testDatabaseUrl(),
-    EVENT_BUS: 'postgres',
-    SERVICE_JWT_SIGNING_KEY: TEST_SECRET,
-    DASHBOARD_PORT: String(port),
-    AGENT_CDP_PORT: '0',
-    AGENT_WEBDRIVER_PORT: '0',
-    CARAVAN_NODE_ID: `replica-b-${crypto.randomUUID().slice(0, 8)}`,
-    CARAVAN_DATA_DIR: bDataDir,
-    LOG_LEVEL: 'warn',
-  });
+  b = await startChildServer({ CARAVAN_NODE_ID: `replica-b-${crypto.randomUUID().slice(0, 8)}` });
+  bUrl = b.url;
   a = await startHarness({
     scheduler: (deps) =>
       (schedA = reportingScheduler({
@@ -48,21 +31,11 @@ beforeAll(async () => {
       })),
     env: { SERVICE_READY_WAIT_MS: '10000' },
   });
-  const exitedEarly = b.exited.then((e) => {
-    throw new Error(`replica B exited (${JSON.stringify(e)}): ${b.output()}`);
-  });
-  exitedEarly.catch(() => undefined); // B is stopped on purpose at the end
-  // Start-up compiles the TypeScript sources; on a loaded machine that takes a while.
-  await Promise.race([
-    exitedEarly,
-    waitFor(async () => (await fetch(`${bUrl}/v1/projects`)).status === 401, { timeoutMs: 45_000, intervalMs: 100, what: 'replica B to answer' }),
-  ]);
 });
 
 afterAll(async () => {
-  await b?.stop(5_000);
+  await b?.stop();
   await a?.stop();
-  await fs.rm(bDataDir, { recursive: true, force: true });
 });
 
 describe('two replicas on one database', () => {
@@ -135,9 +108,9 @@ describe('two replicas on one database', () => {
   });
 
   it('shuts replica B down cleanly on SIGTERM while replica A keeps serving', async () => {
-    const exit = await b.stop();
-    expect(exit, b.output()).toEqual({ code: 0, signal: null });
-    expect(b.output()).toMatch(/SIGTERM, shutting down/);
+    const exit = await b.child.stop(5_000);
+    expect(exit, b.child.output()).toEqual({ code: 0, signal: null });
+    expect(b.child.output()).toMatch(/SIGTERM, shutting down/);
     const { apiKey } = await a.project();
     expect((await fetch(`${a.url}/v1/projects`, { headers: { 'x-svc-api-key': apiKey } })).status).toBe(200);
   });

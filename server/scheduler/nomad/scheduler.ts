@@ -10,7 +10,7 @@ import { Unavailable } from '../../errors.ts';
 import { place, type NodeSnapshot } from '../placement.ts';
 import type { LaunchSpec, Placement, Scheduler } from '../types.ts';
 import { AllocationStub, NomadError, type AllocMetric, type NomadClient } from './client.ts';
-import { pinnedJob, pinnedJobId, type DispatchMeta } from './job.ts';
+import { pinnedJob, type DispatchMeta } from './job.ts';
 import { NodeStatus } from '../../../schema/node.ts';
 
 export interface NomadSchedulerOptions {
