@@ -19,19 +19,22 @@ const STALE_AFTER_MS = 60_000;
 
 export class ContextUnusable extends Error {}
 
-async function holder(deps: Deps, contextId: string) {
+/** The context's lock as stored, and the session holding it when that still counts (live, or
+ *  ended recently enough that its save may be on the way). */
+async function holder(deps: Deps, contextId: string): Promise<{ lockedBy: string | null; active: { id: string; live: boolean } | null }> {
   const ctx = await deps.db.context.findUnique({ where: { id: contextId }, select: { lockedBy: true } });
-  if (!ctx?.lockedBy) return null;
-  const s = await deps.db.session.findUnique({ where: { id: ctx.lockedBy }, select: { id: true, status: true, endedAt: true } });
-  if (!s) return null;
+  const lockedBy = ctx?.lockedBy ?? null;
+  if (!lockedBy) return { lockedBy, active: null };
+  const s = await deps.db.session.findUnique({ where: { id: lockedBy }, select: { id: true, status: true, endedAt: true } });
+  if (!s) return { lockedBy, active: null };
   const live = LIVE_STATUSES.includes(s.status as InternalStatus);
   const stale = !live && s.endedAt !== null && deps.clock.now() - s.endedAt.getTime() > STALE_AFTER_MS;
-  return stale ? null : { id: s.id, live };
+  return { lockedBy, active: stale ? null : { id: s.id, live } };
 }
 
 /** Refuses a second persisting session while one is live (409); nothing is written. */
 export async function checkPersistFree(deps: Deps, contextId: string, persist: boolean): Promise<void> {
-  const h = await holder(deps, contextId);
+  const h = (await holder(deps, contextId)).active;
   if (persist && h?.live) {
     throw new Conflict(`context ${contextId} is attached with persist: true by running session ${h.id}; release it first, or attach with persist: false to read it`);
   }
@@ -40,8 +43,10 @@ export async function checkPersistFree(deps: Deps, contextId: string, persist: b
 export async function attachContext(deps: Deps, session: { id: string; projectId: string; expiresAt: number }, ctx: { id: string; persist: boolean }): Promise<LaunchContext> {
   // A session that ended moments ago may still be saving: wait so that we read its save.
   const deadline = Date.now() + SAVE_WAIT_MS;
+  let seen: string | null;
   for (;;) {
-    const h = await holder(deps, ctx.id);
+    const { lockedBy, active: h } = await holder(deps, ctx.id);
+    seen = lockedBy;
     if (!h || h.id === session.id) break;
     if (h.live) {
       if (ctx.persist) throw new Conflict(`context ${ctx.id} is attached with persist: true by running session ${h.id}`);
@@ -51,8 +56,9 @@ export async function attachContext(deps: Deps, session: { id: string; projectId
     await new Promise((r) => setTimeout(r, 100));
   }
   if (ctx.persist) {
+    // Compare-and-swap on the lock as read above: a session that took it meanwhile wins.
     const taken = await deps.db.context.updateMany({
-      where: { id: ctx.id, OR: [{ lockedBy: null }, { lockedBy: { notIn: await liveIds(deps) } }] },
+      where: { id: ctx.id, lockedBy: seen },
       data: { lockedBy: session.id, lockedAt: new Date(deps.clock.now()) },
     });
     if (taken.count === 0) throw new Conflict(`context ${ctx.id} was just attached with persist: true by another session`);
@@ -78,11 +84,6 @@ export async function attachContext(deps: Deps, session: { id: string; projectId
     out.putUrl = await store.presignPut(saveKey(session.projectId, ctx.id, session.id), seconds);
   }
   return out;
-}
-
-async function liveIds(deps: Deps): Promise<string[]> {
-  const rows = await deps.db.session.findMany({ where: { status: { in: LIVE_STATUSES }, contextPersist: true }, select: { id: true } });
-  return rows.map((r) => r.id);
 }
 
 export async function releaseContextLock(deps: Pick<Deps, 'db'>, sessionId: string): Promise<void> {

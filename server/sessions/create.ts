@@ -31,13 +31,12 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   const issuedAt = Math.floor(nowMs / 1000);
   const userId = typeof body.userMetadata?.userId === 'string' ? body.userMetadata.userId : undefined;
   const browserSettings = body.browserSettings ?? {};
-  let expiresAt = 0;
 
   // One transaction admits the session, stores it with its token and records CREATING and
   // PROVISIONING (the token is generated and the task is requested right after commit).
-  const changes = await admit(deps, projectId, async (tx, now, project) => {
+  const { expiresAt, changes } = await admit(deps, projectId, async (tx, now, project) => {
     const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
-    expiresAt = issuedAt + timeout;
+    const expiresAt = issuedAt + timeout;
     const signingKey = await signCdpToken(deps.secrets, { sessionId: id, projectId, issuedAt, expiresAt, ...(userId ? { userId } : {}), ...(clientIp ? { ipAddress: clientIp } : {}) });
     await tx.session.create({
       data: {
@@ -51,10 +50,11 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
     await tx.usage.create({ data: { sessionId: id, projectId, startedAt: now } });
     // READY is accepted only from PROVISIONING, and a warm launcher may report it at once.
     const provisioning = await transitionIn(tx, deps.clock, id, 'PROVISIONING', { reason: 'PLACED' });
-    return [
-      { seq: created.seq.toString(), sessionId: id, projectId, from: null, to: 'CREATING' as const, reason: null },
+    const changes: SessionChange[] = [
+      { seq: created.seq.toString(), sessionId: id, projectId, from: null, to: 'CREATING', reason: null },
       ...(provisioning ? [provisioning.change] : []),
     ];
+    return { expiresAt, changes };
   });
   for (const change of changes) await deps.bus.publish(change);
   const log = deps.log.child({ sessionId: id, projectId });
