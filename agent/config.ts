@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { Viewport } from '../schema/agent.ts';
+import { defaultChromePath } from './launcher/chromePath.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -62,12 +63,16 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 export const LauncherEnv = z.object({
   /** A pooled launcher starts its browser first and learns its session later (over IPC). */
   CARAVAN_POOL: bool(false),
+  /** A standby launcher waits for its session (over IPC) before it starts anything. */
+  CARAVAN_STANDBY: bool(false),
+  /** Local scheduler: READY goes to the scheduler over IPC (it registers the route and records it). */
+  CARAVAN_IPC_READY: bool(false),
   CARAVAN_SESSION_ID: optionalString,
   CARAVAN_LAUNCHER_TOKEN: optionalString,
   CARAVAN_CONTROL_URL: httpUrl,
   CARAVAN_AGENT_URL: httpUrl,
   CARAVAN_NODE_ID: optionalString,
-  CHROME_PATH: z.string().trim().min(1).default('/usr/bin/chromium'),
+  CHROME_PATH: z.string().trim().min(1).default(defaultChromePath),
   CARAVAN_VIEWPORT: viewport,
   CARAVAN_KEEP_ALIVE: bool(false),
   CARAVAN_WATCH_STDIN: bool(false),
@@ -79,8 +84,13 @@ export const LauncherEnv = z.object({
   CARAVAN_CONTEXT_MAX_BYTES: positiveInt(512 * 1024 * 1024),
   LOG_LEVEL: logLevel,
 }).superRefine((e, ctx) => {
-  if (e.CARAVAN_POOL) {
-    if (e.CARAVAN_CONTEXT_GET_URL || e.CARAVAN_CONTEXT_PUT_URL) ctx.addIssue({ code: 'custom', path: ['CARAVAN_POOL'], message: 'a pooled launcher cannot take a context' });
+  if (e.CARAVAN_POOL && e.CARAVAN_STANDBY) ctx.addIssue({ code: 'custom', path: ['CARAVAN_STANDBY'], message: 'a launcher is pooled or standby, not both' });
+  if (e.CARAVAN_POOL || e.CARAVAN_STANDBY) {
+    if (e.CARAVAN_CONTEXT_GET_URL || e.CARAVAN_CONTEXT_PUT_URL) {
+      ctx.addIssue(e.CARAVAN_POOL
+        ? { code: 'custom', path: ['CARAVAN_POOL'], message: 'a pooled launcher cannot take a context' }
+        : { code: 'custom', path: ['CARAVAN_STANDBY'], message: 'a standby launcher gets its context with its assignment, not from the environment' });
+    }
     return;
   }
   for (const k of ['CARAVAN_SESSION_ID', 'CARAVAN_LAUNCHER_TOKEN'] as const) {
@@ -88,6 +98,8 @@ export const LauncherEnv = z.object({
   }
 }).transform((e) => ({
   pool: e.CARAVAN_POOL,
+  standby: e.CARAVAN_STANDBY,
+  ipcReady: e.CARAVAN_IPC_READY,
   sessionId: e.CARAVAN_SESSION_ID ?? '',
   launcherToken: e.CARAVAN_LAUNCHER_TOKEN ?? '',
   controlUrl: e.CARAVAN_CONTROL_URL,

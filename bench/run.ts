@@ -1,4 +1,5 @@
-// `npm run bench`: starts Caravan on its embedded defaults (cold: POOL_SIZE=0, warm: POOL_SIZE=2),
+// `npm run bench`: starts Caravan on its embedded defaults (cold: POOL_SIZE=0, warm: POOL_SIZE=2,
+// and cold without a spare launcher: POOL_SIZE=0 POOL_SPARE_LAUNCHERS=0),
 // measures lifecycle, proxy cost, density and API throughput, prints Markdown, writes JSON.
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -13,8 +14,8 @@ import { probe, waitForPool } from './lib/probe.ts';
 import { runProxy } from './lib/proxy.ts';
 import { loadAverage, machine, markdown, type BenchResults } from './lib/report.ts';
 import { ROOT, ServerError, startServer, type BenchServer } from './lib/server.ts';
+import { defaultChromePath } from '../agent/launcher/chromePath.ts';
 
-const DEFAULT_CHROME = '/usr/bin/chromium';
 const WARM_POOL_SIZE = 2;
 
 function resultFile(opts: BenchOptions): string {
@@ -30,7 +31,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
     return 2;
   }
-  const chromePath = opts.chrome ?? DEFAULT_CHROME;
+  const chromePath = opts.chrome ?? defaultChromePath();
   try {
     await fs.access(chromePath, fs.constants.X_OK);
   } catch {
@@ -77,6 +78,17 @@ async function main(): Promise<number> {
     if (only.has('api')) results.api = await runApi(cold);
     await cold.stop();
     running.delete(cold);
+
+    // Cold without a spare launcher: every session also waits for Node to start its launcher.
+    if (only.has('lifecycle')) {
+      const bare = await startServer('bare', { ...chromeEnv, POOL_SIZE: '0', POOL_SPARE_LAUNCHERS: '0' });
+      running.add(bare);
+      await probe(bare);
+      results.lifecycle.bare = await runLifecycle(bare, { mode: 'bare', poolSize: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
+      await bare.stop();
+      running.delete(bare);
+      results.notes.push('cold: no started browser (POOL_SIZE=0); the default spare launcher (POOL_SPARE_LAUNCHERS=1: Node and the launcher code loaded, no browser) takes each session and starts its Chromium. The row "without a spare launcher" turns that off too.');
+    }
 
     // Warm server (pool of pre-started browsers): warm lifecycle only.
     if (only.has('lifecycle')) {

@@ -21,20 +21,24 @@ export const RouteRegistration = z.object({
 });
 export type RouteRegistration = z.infer<typeof RouteRegistration>;
 
+/** What a launcher tells about its started browser (READY report, IPC `ready`). */
+export const BrowserInfo = z.object({
+  port: z.number().int(),
+  wsPath: z.string(),
+  version: z.string().optional(),
+  /** Chromium's pid and profile dir on the node (for operators and cleanup checks). */
+  pid: z.number().int().optional(),
+  userDataDir: z.string().optional(),
+});
+export type BrowserInfo = z.infer<typeof BrowserInfo>;
+
 /** Launcher -> control plane (GraphQL `reportSession`), with the launcher token. */
 export const SessionReport = z.object({
   sessionId: z.string().min(1),
   status: z.enum(['READY', 'STOPPED', 'FAILED']),
   nodeId: z.string().min(1).optional(),
   message: z.string().max(2000).optional(),
-  browser: z.object({
-    port: z.number().int(),
-    wsPath: z.string(),
-    version: z.string().optional(),
-    /** Chromium's pid and profile dir on the node (for operators and cleanup checks). */
-    pid: z.number().int().optional(),
-    userDataDir: z.string().optional(),
-  }).optional(),
+  browser: BrowserInfo.optional(),
 });
 export type SessionReport = z.infer<typeof SessionReport>;
 
@@ -46,15 +50,29 @@ export const NodeSignal = z.discriminatedUnion('kind', [
 ]);
 export type NodeSignal = z.infer<typeof NodeSignal>;
 
-/** Scheduler -> pooled launcher (IPC message): the session its started browser now serves. */
+/** Scheduler -> waiting launcher (IPC message): the session it now serves. A pooled launcher's
+ *  browser is already up (no context then); a standby launcher starts its browser after this. */
 export const SessionAssignment = z.object({
   type: z.literal('assign'),
   sessionId: z.string().min(1),
   launcherToken: z.string().min(1),
   keepAlive: z.boolean(),
   viewport: Viewport.optional(),
+  context: z.object({ getUrl: z.string().optional(), putUrl: z.string().optional(), maxBytes: z.number().int().positive() }).optional(),
 });
 export type SessionAssignment = z.infer<typeof SessionAssignment>;
+
+/** Standby launcher -> scheduler (IPC message): it is listening for its assignment. */
+export const StandbyReady = z.object({ type: z.literal('standby') });
+
+/** Launcher -> local scheduler (IPC message) instead of the route PUT and the READY report:
+ *  the scheduler registers the route with its in-process agent and records READY. */
+export const LocalReady = z.object({ type: z.literal('ready'), sessionId: z.string().min(1), browser: BrowserInfo });
+export type LocalReady = z.infer<typeof LocalReady>;
+
+/** Local scheduler -> launcher: whether the READY it sent was recorded. */
+export const LocalReadyAck = z.object({ type: z.literal('ready-ack'), accepted: z.boolean(), message: z.string().optional() });
+export type LocalReadyAck = z.infer<typeof LocalReadyAck>;
 
 /** Pooled launcher -> scheduler (IPC message): its browser is up and can take a session. */
 export const PoolReady = z.object({ type: z.literal('pool-ready'), pid: z.number().int() });

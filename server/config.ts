@@ -2,6 +2,7 @@
 // zod. Nothing else in server/ reads process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import { defaultChromePath } from '../agent/launcher/chromePath.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
@@ -42,7 +43,7 @@ export const ConfigSchema = z
     /** A standalone agent that has not heartbeated for this long is marked DOWN; its sessions end in ERROR. */
     NODE_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
     CARAVAN_NODE_ID: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('local'),
-    CHROME_PATH: z.string().min(1).default('/usr/bin/chromium'),
+    CHROME_PATH: z.string().min(1).default(defaultChromePath),
     CHROMEDRIVER_PATH: z.string().min(1).default('/usr/bin/chromedriver'),
     AGENT_CDP_PORT: port.default(9223),
     AGENT_CONTROL_PORT: port.default(0),
@@ -53,6 +54,7 @@ export const ConfigSchema = z
     AGENT_TLS_KEY: z.string().min(1).optional(),
     AGENT_IDLE_GRACE_MS: z.coerce.number().int().nonnegative().default(30_000),
     POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
+    POOL_SPARE_LAUNCHERS: z.coerce.number().int().min(0).max(8).default(1),
     NODE_CAPACITY: z.coerce.number().int().positive().default(16),
     S3_ENDPOINT: z.string().url('S3_ENDPOINT must be a URL').optional(),
     S3_REGION: z.string().min(1).default('us-east-1'),

@@ -24,7 +24,7 @@ import { bundleLauncher } from './scheduler/launcherBundle.ts';
 import { startNomadScheduler } from './scheduler/nomad/index.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
-import { applyNodeSignals } from './sessions/reports.ts';
+import { applyNodeSignals, applySessionReport } from './sessions/reports.ts';
 import { startReaper } from './sessions/reaper.ts';
 import { EMBEDDED_BUCKET, EMBEDDED_CREDENTIALS, startEmbeddedS3 } from './storage/embedded.ts';
 import { s3Store, type ObjectStore } from './storage/objectStore.ts';
@@ -240,11 +240,23 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
     nodeId,
     capacity: config.NODE_CAPACITY,
     poolSize: config.POOL_SIZE,
+    spareLaunchers: config.POOL_SPARE_LAUNCHERS,
     chromePath: config.CHROME_PATH,
     workDir,
     launcher: bundleLauncher(),
     controlUrl: base.controlUrl,
     agentUrl: () => agent.address().controlUrl,
+    onReady: async (sessionId, route, browser) => {
+      const deps = getDeps();
+      if (!deps) return false;
+      agent.routes.add(route);
+      const accepted = await applySessionReport(deps, { sessionId, nodeId, status: 'READY', browser }).catch((err: unknown) => {
+        agent.routes.remove(sessionId);
+        throw err;
+      });
+      if (!accepted) agent.routes.remove(sessionId);
+      return accepted;
+    },
     log,
     logLevel: config.LOG_LEVEL,
     baseEnv: inheritedEnv(),

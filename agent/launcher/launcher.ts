@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { RouteRegistration, SessionAssignment, SessionReport } from '../../schema/agent.ts';
+import type { BrowserInfo, RouteRegistration, SessionAssignment, SessionReport } from '../../schema/agent.ts';
 import { ProfileError, restoreProfile, saveProfile } from './profile.ts';
 import type { LauncherConfig } from '../config.ts';
 import { controlPlaneClient, type ControlPlaneClient } from '../report.ts';
@@ -11,10 +11,15 @@ import { launchChromium, setViewport, type Chromium, type Exit } from './chromiu
 
 export interface LauncherDeps {
   log: Logger;
-  /** Pool mode: resolves with the session once the scheduler hands this browser out. */
+  /** Pool and standby mode: resolves with the session once the scheduler hands this launcher out. */
   assignment?: Promise<SessionAssignment>;
   /** Pool mode: called once the browser is up and waiting for a session. */
   onPoolReady?: (pid: number) => void;
+  /** Standby mode: called once the launcher waits for its session (no browser started yet). */
+  onStandby?: () => void;
+  /** Local scheduler: READY goes to it instead of the route PUT and the GraphQL report; it
+   *  registers the route and records READY, and resolves with whether READY was accepted. */
+  reportReady?: (sessionId: string, browser: BrowserInfo) => Promise<boolean>;
   /** Replaceable for tests; defaults to a GraphQL client of config.controlUrl with the launcher token. */
   controlPlane?: ControlPlaneClient;
   /** Start-to-CDP limit; default 30 s. */
@@ -40,6 +45,8 @@ export interface LauncherHandle {
   done: Promise<number>;
   /** Asks for a clean stop (SIGTERM, SIGINT, stdin closed); resolves like `done`. */
   stop(reason: string): Promise<number>;
+  /** Last resort when this process is about to die: SIGKILL the browser so that it is not orphaned. */
+  killBrowser(): void;
 }
 
 const STOP_REPORT_TIMEOUT_MS = 3_000;
@@ -49,7 +56,10 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
   const t0 = performance.now();
   // A pooled launcher learns its session only after its browser is up; these are bound then.
   let session = { sessionId: config.sessionId, launcherToken: config.launcherToken, keepAlive: config.keepAlive };
-  let log = deps.log.child({ ...(config.pool ? { pooled: true } : { sessionId: config.sessionId }), ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  // A standby launcher learns these with its session.
+  let { viewport } = config;
+  let context: SessionAssignment['context'] | LauncherConfig['context'] = config.context;
+  let log = deps.log.child({ ...(config.pool ? { pooled: true } : config.standby ? { standby: true } : { sessionId: config.sessionId }), ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
   const clients = () => ({
     controlPlane: deps.controlPlane ?? controlPlaneClient(config.controlUrl, session.launcherToken),
     quickControlPlane: deps.controlPlane ?? controlPlaneClient(config.controlUrl, session.launcherToken, { timeoutMs: STOP_REPORT_TIMEOUT_MS }),
@@ -57,6 +67,12 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     auth: { Authorization: `Bearer ${session.launcherToken}` },
   });
   let { controlPlane, quickControlPlane, routeUrl, auth } = clients();
+  /** Binds a pooled or standby launcher to the session it was handed. */
+  const bind = (a: SessionAssignment) => {
+    session = { sessionId: a.sessionId, launcherToken: a.launcherToken, keepAlive: a.keepAlive };
+    ({ controlPlane, quickControlPlane, routeUrl, auth } = clients());
+    log = deps.log.child({ sessionId: session.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  };
 
   let stopReason: string | undefined;
   let requestStop: (reason: string) => void = () => undefined;
@@ -134,8 +150,10 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
   const describeExit = (e: Exit) => (e.signal ? `signal ${e.signal}` : `exit code ${e.code}`);
 
+  let started: Chromium | undefined;
+
   async function run(): Promise<number> {
-    const label = config.pool ? 'pool' : config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60);
+    const label = config.pool ? 'pool' : config.standby ? 'standby' : config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60);
     const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${label}-`));
     let browser: Chromium | undefined;
     let routed = false;
@@ -159,7 +177,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
         const exit = await browser.close(deps.closeTimeoutMs);
         log.debug({ exit, closeMs: Math.round(performance.now() - ts) }, 'browser closed');
         // Only a cleanly closed browser has flushed its cookies: save nothing else.
-        if (config.context?.putUrl && session.sessionId) saved = await save(dir, config.context.putUrl, config.context.maxBytes, exit);
+        if (context?.putUrl && session.sessionId) saved = await save(dir, context.putUrl, context.maxBytes, exit);
       }
       if (routed) await deleteRoute();
       await report(quickControlPlane, { status: 'STOPPED', message: `stopped: ${reason}${saved}` });
@@ -169,9 +187,21 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     };
 
     if (stopReason) return shutdown(stopReason);
-    if (config.context?.getUrl) {
+    if (config.standby) {
+      // Node and this module are loaded: the session's browser starts as soon as it is assigned.
+      deps.onStandby?.();
+      const outcome = await Promise.race([
+        (deps.assignment ?? new Promise<never>(() => undefined)).then((a) => ({ kind: 'assigned' as const, a })),
+        stopRequested.then((reason) => ({ kind: 'stop' as const, reason })),
+      ]);
+      if (outcome.kind === 'stop' || stopReason) return shutdown(stopReason ?? 'stopped on standby');
+      bind(outcome.a);
+      context = outcome.a.context;
+      viewport = outcome.a.viewport;
+    }
+    if (context?.getUrl) {
       try {
-        const restored = await restoreProfile(config.context.getUrl, dir, config.context.maxBytes);
+        const restored = await restoreProfile(context.getUrl, dir, context.maxBytes);
         log.info({ bytes: restored.bytes }, 'context profile restored');
       } catch (err) {
         return fail(err instanceof ProfileError ? err.message : `the context could not be restored: ${String(err)}`);
@@ -181,7 +211,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       browser = await launchChromium({
         chromePath: config.chromePath,
         userDataDir: dir,
-        viewport: config.viewport,
+        viewport,
         log,
         timeoutMs: deps.launchTimeoutMs,
         signal: startAbort.signal,
@@ -190,10 +220,12 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       if (stopReason) return shutdown(stopReason);
       return fail(err instanceof Error ? err.message : String(err));
     }
+    started = browser;
     if (stopReason) return shutdown(stopReason);
     if (config.pool) {
       // The first fetch of a process loads its HTTP client; pay for that now, not at hand-over.
       await fetch(`${config.agentUrl}/healthz`, { signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+      if (stopReason) return shutdown(stopReason);
       deps.onPoolReady?.(browser.pid);
       log.info({ pid: browser.pid, port: browser.port, startMs: Math.round(performance.now() - t0) }, 'pooled browser waiting for a session');
       const outcome = await Promise.race([
@@ -203,9 +235,8 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       ]);
       if (outcome.kind === 'stop' || stopReason) return shutdown(stopReason ?? 'stopped while pooled');
       if (outcome.kind === 'exit') return fail(`pooled browser exited (${describeExit(outcome.exit)})`);
-      session = { sessionId: outcome.a.sessionId, launcherToken: outcome.a.launcherToken, keepAlive: outcome.a.keepAlive };
-      ({ controlPlane, quickControlPlane, routeUrl, auth } = clients());
-      log = deps.log.child({ sessionId: session.sessionId, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+      bind(outcome.a);
+      if (outcome.a.context) return fail('a pooled browser cannot take a context');
       if (outcome.a.viewport) {
         try {
           await setViewport(browser, outcome.a.viewport);
@@ -217,25 +248,31 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     const tLaunched = performance.now();
     if (stopReason) return shutdown(stopReason);
 
-    try {
-      await putRoute(browser);
-      routed = true;
-    } catch (err) {
-      return fail(`could not register the route with the node agent: ${err instanceof Error ? err.message : String(err)}`);
+    const info: BrowserInfo = { port: browser.port, wsPath: browser.wsPath, version: browser.version, pid: browser.pid, userDataDir: dir };
+    let accepted: boolean;
+    if (deps.reportReady) {
+      // The local scheduler registers the route and records READY in its own process.
+      accepted = await deps.reportReady(session.sessionId, info).catch((err: unknown) => {
+        log.warn({ err }, 'the scheduler did not take the READY');
+        return false;
+      });
+      routed = accepted;
+    } else {
+      try {
+        await putRoute(browser);
+        routed = true;
+      } catch (err) {
+        return fail(`could not register the route with the node agent: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (stopReason) return shutdown(stopReason);
+      accepted = await report(controlPlane, { status: 'READY', browser: info });
     }
-    const tRouted = performance.now();
-    if (stopReason) return shutdown(stopReason);
-
-    const accepted = await report(controlPlane, {
-      status: 'READY',
-      browser: { port: browser.port, wsPath: browser.wsPath, version: browser.version, pid: browser.pid, userDataDir: dir },
-    });
     if (!accepted) {
       if (stopReason) return shutdown(stopReason);
       return fail('the control plane did not accept the READY report');
     }
     const readyMs = Math.round(performance.now() - t0);
-    log.debug({ launchMs: Math.round(tLaunched - t0), routeMs: Math.round(tRouted - tLaunched), reportMs: Math.round(performance.now() - tRouted), readyMs }, 'launch timings');
+    log.debug({ launchMs: Math.round(tLaunched - t0), reportMs: Math.round(performance.now() - tLaunched), readyMs }, 'launch timings');
     log.info({ pid: browser.pid, port: browser.port, readyMs }, 'session ready');
     resolveReady({ pid: browser.pid, port: browser.port, wsPath: browser.wsPath, version: browser.version, userDataDir: dir, readyMs });
 
@@ -266,6 +303,9 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
         requestStop(reason);
       }
       return done;
+    },
+    killBrowser() {
+      if (started?.running()) started.kill();
     },
   };
 }

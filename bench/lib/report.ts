@@ -22,7 +22,8 @@ export interface BenchResults {
   machine: Machine;
   options: { iterations: number; only: string[]; chrome: string | null };
   durationSeconds: number;
-  lifecycle: { cold?: LifecycleResult; warm?: LifecycleResult };
+  /** cold: POOL_SIZE=0 with the default spare launcher; bare: POOL_SIZE=0 and POOL_SPARE_LAUNCHERS=0. */
+  lifecycle: { cold?: LifecycleResult; bare?: LifecycleResult; warm?: LifecycleResult };
   proxy?: ProxyResult;
   density?: DensityResult;
   api?: ApiResult;
@@ -48,7 +49,7 @@ export function machine(chromium: string, chromePath: string, loadAtStart: numbe
 
 const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : `${Math.round(v)}`);
 
-function lifecycleTable(cold: LifecycleResult | undefined, warm: LifecycleResult | undefined): string[] {
+function lifecycleTable(cold: LifecycleResult | undefined, warm: LifecycleResult | undefined, bare: LifecycleResult | undefined): string[] {
   const n = cold?.iterations.length ?? warm?.iterations.length ?? 0;
   const rows = [
     `### Session lifecycle (ms, ${n} iterations per mode, back to back)`,
@@ -61,6 +62,10 @@ function lifecycleTable(cold: LifecycleResult | undefined, warm: LifecycleResult
   for (const p of PHASES) rows.push(row(p, p));
   rows.push(row('**sum of the four**', 'total'));
   rows.push(row('release → browser process gone (not in the sum)', 'gone'));
+  if (bare) {
+    rows.push(`| cold create without a spare launcher (\`POOL_SPARE_LAUNCHERS=0\`: Node starts per session) | ${ms(bare.phases.create.median)} | ${ms(bare.phases.create.p95)} | | |`);
+    rows.push(`| its sum of the four | ${ms(bare.phases.total.median)} | ${ms(bare.phases.total.p95)} | | |`);
+  }
   if (warm) {
     rows.push(`| warm creates served by a pooled browser | | | ${warm.pooledCreates}/${warm.iterations.length} | |`);
     if (warm.poolRefillWait) rows.push(`| wait until the pool is full and ready before each create (refill; not in the sum) | | | ${ms(warm.poolRefillWait.median)} | ${ms(warm.poolRefillWait.p95)} |`);
@@ -117,7 +122,7 @@ export function markdown(r: BenchResults): string {
     `${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.chromium} (${m.chromePath}), Node ${m.node}, ${m.os}; run took ${Math.round(r.durationSeconds)} s; load average ${m.loadAverage.start} at start, ${m.loadAverage.end} at end`,
     '',
   ];
-  if (r.lifecycle.cold || r.lifecycle.warm) out.push(...lifecycleTable(r.lifecycle.cold, r.lifecycle.warm), '');
+  if (r.lifecycle.cold || r.lifecycle.warm) out.push(...lifecycleTable(r.lifecycle.cold, r.lifecycle.warm, r.lifecycle.bare), '');
   const other = otherTable(r);
   if (other.length) out.push(...other, '');
   if (r.notes.length) out.push(...r.notes.map((n) => `- ${n}`), '');

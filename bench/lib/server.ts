@@ -131,9 +131,9 @@ export async function startServer(label: string, extraEnv: Record<string, string
       // SIGTERM while a launcher is still winding down a released session (browser closing,
       // its STOPPED report in flight) has been seen to hang the server's shutdown with a
       // database connection left idle in transaction. Every session is released by now, so
-      // wait until only pooled launchers (node children) are left.
-      const pooled = Number(env.POOL_SIZE ?? 0) || 0;
-      const quiet = await until(() => tree(pid, listProcesses()).filter((p) => p.pid !== pid && p.comm === 'node').length <= pooled, 20_000, 50);
+      // wait until only pooled and spare launchers (node children) are left.
+      const idle = (Number(env.POOL_SIZE ?? 0) || 0) + Number(env.POOL_SPARE_LAUNCHERS ?? 1);
+      const quiet = await until(() => tree(pid, listProcesses()).filter((p) => p.pid !== pid && p.comm === 'node').length <= idle, 20_000, 50);
       if (!quiet) progress(`${label}: launchers still winding down after 20 s; stopping anyway`);
       const t = performance.now();
       child.kill('SIGTERM');

@@ -15,7 +15,8 @@ export async function registerNode(deps: Pick<Deps, 'db' | 'clock' | 'log'>, cal
     capacity: reg.capacity, controlPort: reg.controlPort, nomadNodeId: reg.nomadNodeId ?? null, heartbeatAt: now, lastSeenAt: now,
   };
   const row = await deps.db.$transaction(async (tx) => {
-    const existing = await tx.node.findUnique({ where: { id: reg.nodeId }, select: { status: true } });
+    // Locked, so that a drain committed meanwhile is not overwritten with UP.
+    const [existing] = await tx.$queryRaw<Array<{ status: string }>>`SELECT status FROM "Node" WHERE id = ${reg.nodeId} FOR UPDATE`;
     const status = existing?.status === 'DRAINING' ? 'DRAINING' : 'UP';
     return tx.node.upsert({
       where: { id: reg.nodeId },
@@ -32,7 +33,8 @@ export async function heartbeatNode(deps: Pick<Deps, 'db' | 'clock' | 'log'>, ca
   if (beat.nodeId !== callerNodeId) throw new Forbidden(`this credential is for node ${callerNodeId}, not ${beat.nodeId}`);
   const now = new Date(deps.clock.now());
   const row = await deps.db.$transaction(async (tx) => {
-    const old = await tx.node.findUnique({ where: { id: beat.nodeId }, select: { status: true, heartbeatAt: true } });
+    // Locked: a heartbeat racing a drain must not write the status it read before the drain.
+    const [old] = await tx.$queryRaw<Array<{ status: string; heartbeatAt: Date | null }>>`SELECT status, "heartbeatAt" FROM "Node" WHERE id = ${beat.nodeId} FOR UPDATE`;
     if (!old?.heartbeatAt) return null;
     const status = old.status === 'DOWN' ? 'UP' : old.status;
     await tx.node.update({ where: { id: beat.nodeId }, data: { heartbeatAt: now, lastSeenAt: now, status } });

@@ -63,8 +63,8 @@ export function createRuntime(args: {
   /** The server's own base URL once listening (the tunnel's default target). */
   serverUrl: () => string;
   serverPort: () => number;
-  /** The local node's warm pool, when the embedded scheduler runs. */
-  pool?: () => { warm: number; starting: number } | null;
+  /** The local node's warm pool (started browsers, warm or starting) and spare launchers, when the embedded scheduler runs. */
+  pool?: () => { warm: number; starting: number; spare: number } | null;
   liveView?: () => LiveViewPort | undefined;
   /** Environment of the tunnel child (server/config.ts inheritedEnv: no secrets). */
   tunnelEnv: Record<string, string>;

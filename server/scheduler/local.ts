@@ -1,9 +1,12 @@
 // The local scheduler (embedded default): each session's launcher is a child process of the
-// control plane, in its own process group so that nothing of it outlives it. A warm pool of
-// started browsers is handed to new sessions that have no context; each serves one session.
+// control plane, in its own process group so that nothing of it outlives it. Launchers talk to
+// it over their IPC channel: a warm pool of started browsers is handed to new sessions that have
+// no context (each serves one session), spare launchers (Node loaded, no browser yet) take every
+// other session, and a launcher's READY comes back over IPC so that the route and the state
+// change are recorded in this process without an HTTP round trip.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { PoolReady, type SessionAssignment } from '../../schema/agent.ts';
+import { LocalReady, PoolReady, StandbyReady, type BrowserInfo, type LocalReadyAck, type RouteRegistration, type SessionAssignment } from '../../schema/agent.ts';
 import { Unavailable } from '../errors.ts';
 import type { LaunchSpec, Placement, Scheduler } from './types.ts';
 
@@ -12,6 +15,8 @@ export interface LocalSchedulerOptions {
   capacity: number;
   /** Started browsers kept waiting for sessions (0 turns the pool off). */
   poolSize: number;
+  /** Launcher processes kept loaded without a browser, for sessions the pool cannot serve. */
+  spareLaunchers: number;
   chromePath: string;
   workDir: string;
   /** How to start a launcher: the bundled module (fast) or the TypeScript source. */
@@ -19,6 +24,8 @@ export interface LocalSchedulerOptions {
   controlUrl: () => string;
   /** The in-process node agent's loopback control URL. */
   agentUrl: () => string;
+  /** A launcher's browser is up: register its route and record READY; false when refused. */
+  onReady(sessionId: string, route: RouteRegistration, browser: BrowserInfo): Promise<boolean>;
   log: Logger;
   logLevel?: string;
   /** PATH, HOME and the like, passed on to launchers. */
@@ -29,18 +36,26 @@ export interface LocalSchedulerOptions {
   stopGraceMs?: number;
 }
 
+type Kind = 'pooled' | 'spare';
+
 interface Task {
+  kind: Kind;
   sessionId?: string;
+  keepAlive: boolean;
   child: ChildProcess;
   stopping: boolean;
-  /** Pooled: its browser is up and waiting. */
-  warm: boolean;
+  /** Pooled: its browser is up and waiting. Spare: it listens for its assignment. */
+  waiting: boolean;
+  /** Resolves once `waiting` turns true (never, if the launcher exits first). */
+  listening: Promise<void>;
   exited: Promise<void>;
-  /** What to do when the launcher exits; replaced when a pooled one is handed out. */
+  /** What to do when the launcher exits; replaced when the launcher is handed out. */
   onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
 const REFILL_DELAY_MS = 1_000;
+/** How long a spare may take to load before a session handed to it fails. */
+const SPARE_LISTEN_TIMEOUT_MS = 15_000;
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
   if (!pid) return;
@@ -53,17 +68,21 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
 
 export interface LocalScheduler extends Scheduler {
   running(): number;
-  pooled(): { warm: number; starting: number };
-  /** Starts filling the pool (once the agent and the HTTP listener are up). */
+  pooled(): { warm: number; starting: number; spare: number };
+  /** Starts filling the pool and the spares (once the agent and the HTTP listener are up). */
   warmUp(): void;
 }
 
 export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
   const tasks = new Map<string, Task>();
   const pool: Task[] = [];
+  const spares: Task[] = [];
   const grace = opts.stopGraceMs ?? 10_000;
   let closed = false;
-  let poolFailures = 0;
+  let idleFailures = 0;
+  /** Cold starts between their capacity check and their hand-out (which may await a launcher). */
+  let reserved = 0;
+  const occupied = () => tasks.size + reserved;
 
   const baseEnv = () => ({
     ...opts.baseEnv,
@@ -74,19 +93,57 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     CHROME_PATH: opts.chromePath,
     CARAVAN_WATCH_STDIN: 'true',
     CARAVAN_WORK_DIR: opts.workDir,
+    CARAVAN_IPC_READY: 'true',
   });
 
-  function spawnLauncher(env: Record<string, string>, onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void): Task {
+  async function answerReady(task: Task, msg: LocalReady): Promise<void> {
+    let ack: LocalReadyAck;
+    if (msg.sessionId !== task.sessionId) {
+      ack = { type: 'ready-ack', accepted: false, message: `this launcher serves ${task.sessionId ?? 'no session'}, not ${msg.sessionId}` };
+    } else {
+      const route: RouteRegistration = {
+        sessionId: msg.sessionId, browserPort: msg.browser.port, browserWsPath: msg.browser.wsPath, keepAlive: task.keepAlive,
+        ...(msg.browser.pid ? { browserPid: msg.browser.pid } : {}),
+      };
+      try {
+        ack = { type: 'ready-ack', accepted: await opts.onReady(msg.sessionId, route, msg.browser) };
+      } catch (err) {
+        opts.log.warn({ err, sessionId: msg.sessionId }, 'recording READY failed');
+        ack = { type: 'ready-ack', accepted: false, message: err instanceof Error ? err.message : String(err) };
+      }
+    }
+    if (task.child.connected) task.child.send(ack);
+  }
+
+  /** An idle launcher (pooled or spare): it waits for a session; `signal` says it got there. */
+  function spawnIdle(kind: Kind): Task {
+    const startedAt = Date.now();
+    const list = kind === 'pooled' ? pool : spares;
+    let markListening: () => void = () => undefined;
     const child = spawn(process.execPath, [...opts.launcher.nodeArgs, opts.launcher.entry], {
       detached: true,
       stdio: ['pipe', 'inherit', 'inherit', 'ipc'],
-      env,
+      env: { ...baseEnv(), ...(kind === 'pooled' ? { CARAVAN_POOL: 'true' } : { CARAVAN_STANDBY: 'true' }) },
     });
     const task: Task = {
+      kind,
+      keepAlive: false,
       child,
       stopping: false,
-      warm: false,
-      onExit,
+      waiting: false,
+      listening: new Promise((resolve) => {
+        markListening = resolve;
+      }),
+      onExit: (t, code, signal) => {
+        const i = list.indexOf(t);
+        if (i >= 0) list.splice(i, 1);
+        if (!t.stopping && !closed) {
+          opts.log.warn({ code, signal, kind }, `a ${kind} launcher exited before it was used`);
+          // A launcher or browser that cannot start should not be restarted in a tight loop.
+          idleFailures = Date.now() - startedAt < 5_000 ? idleFailures + 1 : 0;
+          setTimeout(refill, Math.min(30_000, 500 * 2 ** idleFailures)).unref();
+        }
+      },
       exited: new Promise((resolve) => {
         child.once('exit', (code, signal) => {
           // Whatever the launcher left behind (a browser, if it was killed) goes with it.
@@ -98,6 +155,19 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     };
     child.stdin?.on('error', () => undefined);
     child.on('error', (err) => opts.log.error({ err }, 'launcher could not start'));
+    child.on('message', (msg) => {
+      const ready = LocalReady.safeParse(msg);
+      if (ready.success) {
+        void answerReady(task, ready.data);
+        return;
+      }
+      if ((kind === 'pooled' ? PoolReady : StandbyReady).safeParse(msg).success) {
+        task.waiting = true;
+        if (kind === 'pooled') idleFailures = 0;
+        markListening();
+      }
+    });
+    list.push(task);
     return task;
   }
 
@@ -111,86 +181,90 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
 
   function refill() {
     if (closed) return;
-    while (pool.length < opts.poolSize && tasks.size + pool.length < opts.capacity) spawnPooled();
+    while (pool.length < opts.poolSize && occupied() + pool.length < opts.capacity) spawnIdle('pooled');
+    while (spares.length < opts.spareLaunchers) spawnIdle('spare');
   }
 
-  function spawnPooled() {
-    const startedAt = Date.now();
-    const task = spawnLauncher({ ...baseEnv(), CARAVAN_POOL: 'true' }, (t, code, signal) => {
-      const i = pool.indexOf(t);
-      if (i >= 0) pool.splice(i, 1);
-      if (!t.stopping && !closed) {
-        opts.log.warn({ code, signal }, 'a pooled browser exited before it was used');
-        // A browser that cannot start should not be restarted in a tight loop.
-        poolFailures = Date.now() - startedAt < 5_000 ? poolFailures + 1 : 0;
-        setTimeout(refill, Math.min(30_000, 500 * 2 ** poolFailures)).unref();
-      }
-    });
-    task.child.on('message', (msg) => {
-      if (PoolReady.safeParse(msg).success) {
-        task.warm = true;
-        poolFailures = 0;
-      }
-    });
-    pool.push(task);
-  }
-
-  /** A pooled launcher for a new session: a warm one, else one still starting (it is further
-   *  along than a cold start would be). */
-  function takePooled(): Task | undefined {
-    let i = pool.findIndex((t) => t.warm && t.child.connected);
-    if (i < 0) i = pool.findIndex((t) => t.child.connected);
+  /** The first waiting launcher of `list`, else one still loading (further along than a new one). */
+  function take(list: Task[]): Task | undefined {
+    let i = list.findIndex((t) => t.waiting && t.child.connected);
+    if (i < 0) i = list.findIndex((t) => t.child.connected);
     if (i < 0) return undefined;
-    return pool.splice(i, 1)[0];
+    return list.splice(i, 1)[0];
+  }
+
+  function handOut(task: Task, taskRef: string, spec: LaunchSpec): void {
+    const assignment: SessionAssignment = {
+      type: 'assign', sessionId: spec.sessionId, launcherToken: spec.launcherToken, keepAlive: spec.keepAlive,
+      ...(spec.viewport ? { viewport: spec.viewport } : {}),
+      ...(spec.context ? { context: spec.context } : {}),
+    };
+    task.sessionId = spec.sessionId;
+    task.keepAlive = spec.keepAlive;
+    task.onExit = sessionExit(taskRef, spec.sessionId);
+    tasks.set(taskRef, task);
+    task.child.send(assignment);
+    // Starting a browser takes both cores of a small node for a moment: let the new session get
+    // going first. A spare (Node only) is replaced at once: measured on 2 cores, loading it
+    // beside the session's browser start beat loading it at READY or after the session ended.
+    if (task.kind === 'pooled') setTimeout(refill, REFILL_DELAY_MS).unref();
+    else refill();
   }
 
   return {
     running: () => tasks.size,
-    pooled: () => ({ warm: pool.filter((t) => t.warm).length, starting: pool.filter((t) => !t.warm).length }),
+    pooled: () => ({ warm: pool.filter((t) => t.waiting).length, starting: pool.filter((t) => !t.waiting).length, spare: spares.length }),
 
     async start(spec: LaunchSpec): Promise<Placement> {
       const taskRef = `local:${spec.sessionId}`;
-      const warm = spec.context ? undefined : takePooled();
+      const warm = spec.context ? undefined : take(pool);
       if (warm) {
-        const assignment: SessionAssignment = {
-          type: 'assign', sessionId: spec.sessionId, launcherToken: spec.launcherToken, keepAlive: spec.keepAlive,
-          ...(spec.viewport ? { viewport: spec.viewport } : {}),
-        };
-        warm.sessionId = spec.sessionId;
-        warm.onExit = sessionExit(taskRef, spec.sessionId);
-        tasks.set(taskRef, warm);
-        warm.child.send(assignment);
-        // Starting a browser takes both cores for a moment: let the new session get going first.
-        setTimeout(refill, REFILL_DELAY_MS).unref();
+        handOut(warm, taskRef, spec);
         return { taskRef, nodeId: opts.nodeId };
       }
-      if (tasks.size >= opts.capacity) {
+      if (occupied() >= opts.capacity) {
         throw new Unavailable(`this node is at its capacity of ${opts.capacity} browsers; retry when a session ends, or raise NODE_CAPACITY`);
       }
-      // Make room: a cold start must not push the node past capacity with the pool counted.
-      if (tasks.size + pool.length >= opts.capacity) {
-        const spare = pool.pop();
-        if (spare) {
-          spare.stopping = true;
-          spare.child.kill('SIGTERM');
+      reserved += 1;
+      try {
+        // Make room: a cold start must not push the node past capacity with the pool counted, not
+        // even for the moment a pooled browser takes to close.
+        if (occupied() + pool.length > opts.capacity) {
+          const evicted = pool.pop();
+          if (evicted) {
+            evicted.stopping = true;
+            evicted.child.kill('SIGTERM');
+            const timer = setTimeout(() => killGroup(evicted.child.pid, 'SIGKILL'), grace);
+            await evicted.exited;
+            clearTimeout(timer);
+          }
         }
+        const task = take(spares) ?? (() => {
+          const fresh = spawnIdle('spare');
+          spares.splice(spares.indexOf(fresh), 1);
+          return fresh;
+        })();
+        // Until it is handed out, a launcher that dies is a spare that died: the session fails
+        // through the scheduler's error, not through onExit.
+        let timer: NodeJS.Timeout | undefined;
+        const loaded = await Promise.race([
+          task.listening.then(() => true),
+          task.exited.then(() => false),
+          new Promise<false>((resolve) => {
+            timer = setTimeout(() => resolve(false), SPARE_LISTEN_TIMEOUT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!loaded || !task.child.connected) {
+          task.stopping = true;
+          killGroup(task.child.pid, 'SIGKILL');
+          throw new Unavailable('a browser launcher could not be started on this node; see the server log, then retry');
+        }
+        handOut(task, taskRef, spec);
+        return { taskRef, nodeId: opts.nodeId };
+      } finally {
+        reserved -= 1;
       }
-      const task = spawnLauncher(
-        {
-          ...baseEnv(),
-          CARAVAN_SESSION_ID: spec.sessionId,
-          CARAVAN_LAUNCHER_TOKEN: spec.launcherToken,
-          CARAVAN_KEEP_ALIVE: String(spec.keepAlive),
-          ...(spec.viewport ? { CARAVAN_VIEWPORT: `${spec.viewport.width}x${spec.viewport.height}` } : {}),
-          ...(spec.context?.getUrl ? { CARAVAN_CONTEXT_GET_URL: spec.context.getUrl } : {}),
-          ...(spec.context?.putUrl ? { CARAVAN_CONTEXT_PUT_URL: spec.context.putUrl } : {}),
-          ...(spec.context ? { CARAVAN_CONTEXT_MAX_BYTES: String(spec.context.maxBytes) } : {}),
-        },
-        sessionExit(taskRef, spec.sessionId),
-      );
-      task.sessionId = spec.sessionId;
-      tasks.set(taskRef, task);
-      return { taskRef, nodeId: opts.nodeId };
     },
 
     async stop(taskRef: string) {
@@ -205,11 +279,12 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
 
     async close() {
       closed = true;
-      for (const t of pool) {
+      const idle = [...pool, ...spares];
+      for (const t of idle) {
         t.stopping = true;
         t.child.kill('SIGTERM');
       }
-      await Promise.all([...[...tasks.keys()].map((ref) => this.stop(ref)), ...pool.map((t) => t.exited)]);
+      await Promise.all([...[...tasks.keys()].map((ref) => this.stop(ref)), ...idle.map((t) => t.exited)]);
     },
 
     warmUp: refill,

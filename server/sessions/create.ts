@@ -2,7 +2,7 @@
 // scheduler for a browser and waits (up to the ready-wait limit) until the browser is ready.
 import crypto from 'node:crypto';
 import { CreateSessionBody } from '../../schema/rest.ts';
-import { LIVE_STATUSES } from '../../schema/states.ts';
+import { InternalStatus, LIVE_STATUSES } from '../../schema/states.ts';
 import type { KeyAuth } from '../auth/apiKeys.ts';
 import { resolveProject } from '../auth/apiKeys.ts';
 import { signCdpToken, signLauncherToken } from '../auth/tokens.ts';
@@ -12,7 +12,8 @@ import type { SessionChange } from '../events/bus.ts';
 import { parseInput } from '../validate.ts';
 import { attachContext, checkPersistFree, ContextUnusable, releaseContextLock } from '../contexts/attach.ts';
 import { findContext } from '../contexts/contexts.ts';
-import { transition, transitionIn } from './transition.ts';
+import { transition } from './transition.ts';
+import { Prisma } from '../db/client.ts';
 import { sessionView, type SessionView } from './view.ts';
 
 export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, headerProject?: string, clientIp?: string): Promise<SessionView> {
@@ -32,29 +33,19 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   const userId = typeof body.userMetadata?.userId === 'string' ? body.userMetadata.userId : undefined;
   const browserSettings = body.browserSettings ?? {};
 
-  // One transaction admits the session, stores it with its token and records CREATING and
-  // PROVISIONING (the token is generated and the task is requested right after commit).
-  const { expiresAt, changes } = await admit(deps, projectId, async (tx, now, project) => {
+  // One transaction admits the session and stores it, with its token, as CREATING then
+  // PROVISIONING (READY is accepted only from PROVISIONING, and a warm launcher may report it at
+  // once); the browser is requested right after commit.
+  const { expiresAt, changes } = await admit(deps, projectId, async (project) => {
     const timeout = body.timeout ?? Math.min(project.defaultTimeout, max);
     const expiresAt = issuedAt + timeout;
     const signingKey = await signCdpToken(deps.secrets, { sessionId: id, projectId, issuedAt, expiresAt, ...(userId ? { userId } : {}), ...(clientIp ? { ipAddress: clientIp } : {}) });
-    await tx.session.create({
-      data: {
-        id, projectId, status: 'CREATING', keepAlive: body.keepAlive ?? false, region: body.region ?? 'us-east-1',
-        timeout, userMetadata: (body.userMetadata ?? {}) as object, browserSettings: browserSettings as object,
-        signingKey, expiresAt: BigInt(expiresAt), createdAt: now, updatedAt: now,
-        contextId: context?.id ?? null, contextPersist: context?.persist ?? false,
-      },
-    });
-    const created = await tx.sessionEvent.create({ data: { sessionId: id, projectId, from: null, to: 'CREATING', createdAt: now } });
-    await tx.usage.create({ data: { sessionId: id, projectId, startedAt: now } });
-    // READY is accepted only from PROVISIONING, and a warm launcher may report it at once.
-    const provisioning = await transitionIn(tx, deps.clock, id, 'PROVISIONING', { reason: 'PLACED' });
-    const changes: SessionChange[] = [
-      { seq: created.seq.toString(), sessionId: id, projectId, from: null, to: 'CREATING', reason: null },
-      ...(provisioning ? [provisioning.change] : []),
-    ];
-    return { expiresAt, changes };
+    const row: NewSession = {
+      id, projectId, keepAlive: body.keepAlive ?? false, region: body.region ?? 'us-east-1', timeout,
+      userMetadata: body.userMetadata ?? {}, browserSettings, signingKey, expiresAt,
+      contextId: context?.id ?? null, contextPersist: context?.persist ?? false,
+    };
+    return { row, expiresAt };
   });
   for (const change of changes) await deps.bus.publish(change);
   const log = deps.log.child({ sessionId: id, projectId });
@@ -93,23 +84,66 @@ export async function createSession(deps: Deps, auth: KeyAuth, input: unknown, h
   return sessionView(row, 0, { secrets: true });
 }
 
-type Tx = Parameters<Parameters<Deps['db']['$transaction']>[0]>[0];
-
 interface AdmittedProject {
   concurrency: number;
   defaultTimeout: number;
 }
 
-/** Race-free admission: the project row is locked while live sessions are counted. */
-async function admit<T>(deps: Deps, projectId: string, insert: (tx: Tx, now: Date, project: AdmittedProject) => Promise<T>): Promise<T> {
+interface NewSession {
+  id: string;
+  projectId: string;
+  keepAlive: boolean;
+  region: string;
+  timeout: number;
+  userMetadata: object;
+  browserSettings: object;
+  signingKey: string;
+  expiresAt: number;
+  contextId: string | null;
+  contextPersist: boolean;
+}
+
+/**
+ * Race-free admission: the project row is locked, then one statement (with a snapshot taken
+ * after the lock) counts the live sessions and, under the limit, inserts the session with its
+ * CREATING and PROVISIONING changes and its usage row. Four round trips in all.
+ */
+async function admit<T extends { row: NewSession }>(deps: Deps, projectId: string, build: (project: AdmittedProject) => Promise<T>): Promise<T & { changes: SessionChange[] }> {
   return deps.db.$transaction(async (tx) => {
     const [project] = await tx.$queryRaw<AdmittedProject[]>`SELECT concurrency, "defaultTimeout" FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
     if (!project) throw new NotFound(`project ${projectId} not found`);
-    const running = await tx.session.count({ where: { projectId, status: { in: LIVE_STATUSES } } });
-    if (running >= project.concurrency) {
+    const built = await build(project);
+    const s = built.row;
+    const now = new Date(deps.clock.now());
+    const [result] = await tx.$queryRaw<Array<{ running: number; events: Array<{ seq: string; to: string }> }>>`
+      WITH live AS (
+        SELECT count(*)::int AS n FROM "Session" WHERE "projectId" = ${projectId} AND status IN (${Prisma.join(LIVE_STATUSES)})
+      ), ins AS (
+        INSERT INTO "Session" (id, "projectId", status, "keepAlive", region, timeout, "userMetadata", "browserSettings",
+                               "signingKey", "expiresAt", "createdAt", "updatedAt", "contextId", "contextPersist")
+        SELECT ${s.id}, ${projectId}, 'PROVISIONING', ${s.keepAlive}, ${s.region}, ${s.timeout}, ${JSON.stringify(s.userMetadata)}::jsonb,
+               ${JSON.stringify(s.browserSettings)}::jsonb, ${s.signingKey}, ${BigInt(s.expiresAt)}, ${now}, ${now}, ${s.contextId}::text, ${s.contextPersist}
+        FROM live WHERE live.n < ${project.concurrency}
+        RETURNING id
+      ), ev AS (
+        INSERT INTO "SessionEvent" ("sessionId", "projectId", "from", "to", reason, "createdAt")
+        SELECT ins.id, ${projectId}, e."from", e."to", e.reason, ${now}
+        FROM ins CROSS JOIN (VALUES (1, NULL::text, 'CREATING', NULL::text), (2, 'CREATING', 'PROVISIONING', 'PLACED')) AS e(ord, "from", "to", reason)
+        ORDER BY e.ord
+        RETURNING seq, "to"
+      ), usage AS (
+        INSERT INTO "Usage" ("sessionId", "projectId", "startedAt") SELECT id, ${projectId}, ${now} FROM ins
+      )
+      SELECT (SELECT n FROM live) AS running,
+             COALESCE((SELECT json_agg(json_build_object('seq', seq::text, 'to', "to") ORDER BY seq) FROM ev), '[]'::json) AS events`;
+    if (!result || result.events.length === 0) {
+      const running = result?.running ?? 0;
       throw new LimitReached(`project ${projectId} is at its concurrency limit: ${running} of ${project.concurrency} sessions running; release one or raise the project's concurrency`);
     }
-    return insert(tx, new Date(deps.clock.now()), project);
+    const changes: SessionChange[] = result.events.map((e, i) => ({
+      seq: e.seq, sessionId: s.id, projectId, from: i === 0 ? null : 'CREATING', to: InternalStatus.parse(e.to), reason: i === 0 ? null : 'PLACED',
+    }));
+    return { ...built, changes };
   }, { maxWait: 15_000, timeout: 15_000 });
 }
 

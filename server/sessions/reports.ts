@@ -9,30 +9,10 @@ import { transition } from './transition.ts';
 import { releaseContextLock } from '../contexts/attach.ts';
 
 export async function applySessionReport(deps: Deps, report: SessionReport): Promise<boolean> {
-  const session = await deps.db.session.findUnique({ where: { id: report.sessionId } });
+  if (report.status === 'READY') return applyReady(deps, report);
+  const session = await deps.db.session.findUnique({ where: { id: report.sessionId }, select: { id: true } });
   if (!session) throw new NotFound(`session ${report.sessionId} not found`);
   switch (report.status) {
-    case 'READY': {
-      const nodeId = report.nodeId ?? session.nodeId;
-      if (!nodeId || !report.browser) throw new Invalid('a READY report needs nodeId and browser');
-      const node = await deps.db.node.findUnique({ where: { id: nodeId } });
-      if (!node) throw new NotFound(`node ${nodeId} not found`);
-      const urls = signCdpUrl(node, session.signingKey);
-      const row = await transition(deps, session.id, 'READY', {
-        reason: 'BROWSER_READY',
-        patch: {
-          nodeId,
-          publicIp: node.publicHost,
-          connectUrl: urls.connectUrl,
-          seleniumRemoteUrl: urls.seleniumRemoteUrl,
-          debug: {
-            browserPort: report.browser.port, wsPath: report.browser.wsPath, version: report.browser.version ?? null,
-            pid: report.browser.pid ?? null, userDataDir: report.browser.userDataDir ?? null,
-          },
-        },
-      });
-      return row !== null;
-    }
     case 'STOPPED':
       // The launcher reports STOPPED after its profile save (if any): the context is free.
       await releaseContextLock(deps, session.id);
@@ -41,6 +21,32 @@ export async function applySessionReport(deps: Deps, report: SessionReport): Pro
       await releaseContextLock(deps, session.id);
       return endSession(deps, session.id, 'FAILED', 'BROWSER_EXITED', report.message ?? 'the browser exited');
   }
+}
+
+/** READY: the session's row and its node's address in one read, then the state change with
+ *  the URLs clients connect with. */
+async function applyReady(deps: Deps, report: SessionReport): Promise<boolean> {
+  const [found] = await deps.db.$queryRaw<Array<{ signingKey: string; nodeId: string | null; publicHost: string | null; cdpPort: number | null; webdriverPort: number | null; tls: boolean | null }>>`
+    SELECT s."signingKey", n.id AS "nodeId", n."publicHost", n."cdpPort", n."webdriverPort", n.tls
+    FROM "Session" s LEFT JOIN "Node" n ON n.id = COALESCE(${report.nodeId ?? null}::text, s."nodeId")
+    WHERE s.id = ${report.sessionId}`;
+  if (!found) throw new NotFound(`session ${report.sessionId} not found`);
+  if (!report.browser) throw new Invalid('a READY report needs browser');
+  const { nodeId, publicHost, cdpPort } = found;
+  if (!nodeId || publicHost === null || cdpPort === null) {
+    if (!report.nodeId) throw new Invalid('a READY report needs nodeId');
+    throw new NotFound(`node ${report.nodeId} not found`);
+  }
+  const urls = signCdpUrl({ publicHost, cdpPort, webdriverPort: found.webdriverPort, tls: found.tls ?? false }, found.signingKey);
+  const b = report.browser;
+  const row = await transition(deps, report.sessionId, 'READY', {
+    reason: 'BROWSER_READY',
+    placement: {
+      nodeId, publicIp: publicHost, connectUrl: urls.connectUrl, seleniumRemoteUrl: urls.seleniumRemoteUrl,
+      debug: { browserPort: b.port, wsPath: b.wsPath, version: b.version ?? null, pid: b.pid ?? null, userDataDir: b.userDataDir ?? null },
+    },
+  });
+  return row !== null;
 }
 
 /** Signals from a node agent; sessions on other nodes are ignored. */

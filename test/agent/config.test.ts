@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseAgentEnv, parseLauncherEnv } from '../../agent/config.ts';
+import { defaultChromePath } from '../../agent/launcher/chromePath.ts';
 
 const launcherEnv = {
   CARAVAN_SESSION_ID: 'sess_1',
@@ -21,13 +22,15 @@ describe('parseLauncherEnv', () => {
   it('applies defaults', () => {
     expect(parseLauncherEnv(launcherEnv)).toEqual({
       pool: false,
+      standby: false,
+      ipcReady: false,
       context: undefined,
       sessionId: 'sess_1',
       launcherToken: 'tok',
       controlUrl: 'http://127.0.0.1:3000',
       agentUrl: 'http://127.0.0.1:9224',
       nodeId: undefined,
-      chromePath: '/usr/bin/chromium',
+      chromePath: defaultChromePath(),
       viewport: undefined,
       keepAlive: false,
       watchStdin: false,
@@ -40,6 +43,13 @@ describe('parseLauncherEnv', () => {
     const pooled = { ...launcherEnv, CARAVAN_POOL: 'true', CARAVAN_SESSION_ID: undefined, CARAVAN_LAUNCHER_TOKEN: undefined };
     expect(parseLauncherEnv(pooled)).toMatchObject({ pool: true, sessionId: '', launcherToken: '' });
     expect(() => parseLauncherEnv({ ...pooled, CARAVAN_CONTEXT_GET_URL: 'http://127.0.0.1:1/x' })).toThrow(/CARAVAN_POOL: a pooled launcher cannot take a context/);
+  });
+
+  it('takes a standby launcher without a session, not both modes, and no context from its environment', () => {
+    const standby = { ...launcherEnv, CARAVAN_STANDBY: 'true', CARAVAN_IPC_READY: 'true', CARAVAN_SESSION_ID: undefined, CARAVAN_LAUNCHER_TOKEN: undefined };
+    expect(parseLauncherEnv(standby)).toMatchObject({ standby: true, pool: false, ipcReady: true, sessionId: '' });
+    expect(() => parseLauncherEnv({ ...standby, CARAVAN_POOL: 'true' })).toThrow(/CARAVAN_STANDBY: a launcher is pooled or standby, not both/);
+    expect(() => parseLauncherEnv({ ...standby, CARAVAN_CONTEXT_PUT_URL: 'http://127.0.0.1:1/x' })).toThrow(/CARAVAN_STANDBY: a standby launcher gets its context with its assignment/);
   });
 
   it('parses the context URLs and the archive limit', () => {

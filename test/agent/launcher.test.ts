@@ -7,8 +7,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../agent/agent.ts';
 import { parseLauncherEnv } from '../../agent/config.ts';
+import { cdpCommands } from '../../agent/launcher/chromium.ts';
 import { runLauncher } from '../../agent/launcher/launcher.ts';
-import { SessionReport } from '../../schema/agent.ts';
+import { SessionReport, type BrowserInfo, type SessionAssignment } from '../../schema/agent.ts';
 import { REPORT_SESSION } from '../../schema/graphql-ops.ts';
 import { cdpCommand, isAlive, mintCdpToken, mintLauncherToken, secrets, signalSink, tempDir, testLog, waitFor } from './helpers.ts';
 
@@ -134,6 +135,59 @@ describe('launcher', { timeout: 30_000 }, () => {
     expect(statuses(sessionId)).toEqual(['STOPPED']);
     expect(agent.routes.get(sessionId)).toBeUndefined();
     expect((await fs.readdir(workDir)).filter((d) => d.includes(sessionId))).toEqual([]);
+  });
+
+  it('on standby starts nothing until assigned, then starts the browser with the assignment and hands READY to the scheduler', async () => {
+    const sessionId = 'sess_launch_standby';
+    const standbyEnv = { ...(await env('unused')), CARAVAN_STANDBY: 'true', CARAVAN_SESSION_ID: '', CARAVAN_LAUNCHER_TOKEN: '', CARAVAN_VIEWPORT: '' };
+    let assign: (a: SessionAssignment) => void = () => undefined;
+    const assignment = new Promise<SessionAssignment>((r) => {
+      assign = r;
+    });
+    let standby = false;
+    const readies: Array<{ sessionId: string; browser: BrowserInfo }> = [];
+    const handle = runLauncher(parseLauncherEnv(standbyEnv), {
+      log: testLog(),
+      assignment,
+      onStandby: () => {
+        standby = true;
+      },
+      reportReady: async (id, browser) => {
+        readies.push({ sessionId: id, browser });
+        return true;
+      },
+    });
+    await waitFor(() => standby, 10_000, 'the launcher on standby');
+    const dir = (await fs.readdir(workDir)).find((d) => d.startsWith('caravan-standby-'));
+    expect(dir).toBeDefined();
+    expect(await fs.readdir(path.join(workDir, dir!))).toEqual([]);
+
+    assign({ type: 'assign', sessionId, launcherToken: await mintLauncherToken(sessionId), keepAlive: false, viewport: { width: 800, height: 600 } });
+    const info = await handle.ready;
+    expect(readies).toEqual([{ sessionId, browser: { port: info.port, wsPath: info.wsPath, version: info.version, pid: info.pid, userDataDir: info.userDataDir } }]);
+    // READY went to the scheduler: nothing was reported over GraphQL, no route was registered here.
+    expect(statuses(sessionId)).toEqual([]);
+    // The assignment's viewport, not the default, sized the window.
+    const [, win] = await cdpCommands(info.port, info.wsPath, [
+      () => ({ method: 'Target.getTargets' }),
+      (prev) => ({ method: 'Browser.getWindowForTarget', params: { targetId: (prev as { targetInfos: Array<{ targetId: string; type: string }> }).targetInfos.find((t) => t.type === 'page')?.targetId } }),
+    ]);
+    expect((win as { bounds: { width: number; height: number } }).bounds).toMatchObject({ width: 800, height: 600 });
+    expect(await handle.stop('SIGTERM')).toBe(0);
+    expect(isAlive(info.pid)).toBe(false);
+    expect(statuses(sessionId)).toEqual(['STOPPED']);
+  });
+
+  it('on standby, a stop exits cleanly without starting a browser or reporting anything', async () => {
+    const standbyEnv = { ...(await env('unused')), CARAVAN_STANDBY: 'true', CARAVAN_SESSION_ID: '', CARAVAN_LAUNCHER_TOKEN: '' };
+    let standby = false;
+    const before = cp.reports.length;
+    const handle = runLauncher(parseLauncherEnv(standbyEnv), { log: testLog(), assignment: new Promise<never>(() => undefined), onStandby: () => { standby = true; } });
+    await waitFor(() => standby, 10_000, 'the launcher on standby');
+    expect(await handle.stop('SIGTERM')).toBe(0);
+    await expect(handle.ready).rejects.toThrow(/stopped/);
+    expect(cp.reports.length).toBe(before);
+    expect((await fs.readdir(workDir)).filter((d) => d.startsWith('caravan-standby-'))).toEqual([]);
   });
 
   it('runs as a process: READY, then SIGTERM -> STOPPED and exit code 0', async () => {

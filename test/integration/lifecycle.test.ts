@@ -164,6 +164,13 @@ describe('sessions on a working control plane', () => {
       expect(events.at(-1)!.reason).toBe('RELEASED');
       for (let i = 1; i < events.length; i++) expect(events[i]!.seq > events[i - 1]!.seq).toBe(true);
       for (const e of events) expect(e.projectId).toBe(projectId);
+      // Every change and the row carry the time it happened, whatever the process time zone.
+      const row = await h.deps.db.session.findUniqueOrThrow({ where: { id: s.id } });
+      const usage = await h.deps.db.usage.findUniqueOrThrow({ where: { sessionId: s.id } });
+      for (const at of [...events.map((e) => e.createdAt), row.createdAt, row.updatedAt, row.endedAt, usage.startedAt, usage.endedAt]) {
+        expect(Math.abs(Date.now() - (at?.getTime() ?? 0))).toBeLessThan(60_000);
+      }
+      expect(row.endReason).toBe('RELEASED');
 
       // The bus carried every change, the creation included, once, with its place (seq) in the
       // stored stream. Notifications of back-to-back changes may arrive out of order; seq orders them.
