@@ -22,6 +22,8 @@ export interface AgentOptions {
   /** PEM contents (not paths). */
   tls?: TlsFiles;
   idleGraceMs: number;
+  /** socat's path: the CDP proxy hands upgraded connections to it (proxy/relay.ts); unset: Node relays them. */
+  socat?: string;
   /** Already wrapped in cachedSecret. */
   secrets: SecretSource;
   signals: (list: NodeSignal[]) => Promise<void>;
@@ -51,7 +53,7 @@ export function createAgent(opts: AgentOptions): Agent {
   const log = opts.log.child({ nodeId: opts.nodeId });
   const routes = createRouteRegistry({ idleGraceMs: opts.idleGraceMs, signals: opts.signals, log, timers: opts.timers });
   const common = { routes, secrets: opts.secrets, log, tls: opts.tls, now: opts.now };
-  const cdp = createCdpProxy({ ...common, host: opts.bindHost, port: opts.cdpPort, publicHost: opts.publicHost });
+  const cdp = createCdpProxy({ ...common, host: opts.bindHost, port: opts.cdpPort, publicHost: opts.publicHost, ...(opts.socat ? { socat: opts.socat } : {}) });
   const webdriver = createWebDriverRelay({ ...common, host: opts.bindHost, port: opts.webdriverPort, chromedriverPath: opts.chromedriverPath });
   const control = createControlListener({ routes, secrets: opts.secrets, log, port: opts.controlPort, now: opts.now });
   let started = false;
@@ -83,6 +85,7 @@ export function createAgent(opts: AgentOptions): Agent {
     },
     async start() {
       await cdp.start();
+      log.info({ relay: opts.socat ? `socat (${opts.socat})` : 'node' }, 'CDP relay after the handshake');
       try {
         await webdriver.start();
         await control.start();

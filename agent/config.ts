@@ -130,6 +130,10 @@ export const AgentEnv = z.object({
   AGENT_TLS_CERT: optionalString,
   AGENT_TLS_KEY: optionalString,
   AGENT_IDLE_GRACE_MS: positiveInt(30_000),
+  /** What moves CDP bytes after the handshake: socat when installed (auto), or Node (proxy/relay.ts). */
+  AGENT_RELAY: z.enum(['auto', 'socat', 'node'], { error: 'expected auto, socat or node' }).default('auto'),
+  /** Where socat is looked up. */
+  PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   CARAVAN_NODE_ID: required,
   CARAVAN_CONTROL_URL: httpUrl,
   /** Optional: without it the agent signs its own node credential with SERVICE_JWT_SIGNING_KEY. */
@@ -158,6 +162,8 @@ export const AgentEnv = z.object({
   chromedriverPath: e.CHROMEDRIVER_PATH,
   tls: e.AGENT_TLS_CERT && e.AGENT_TLS_KEY ? { certFile: e.AGENT_TLS_CERT, keyFile: e.AGENT_TLS_KEY } : undefined,
   idleGraceMs: e.AGENT_IDLE_GRACE_MS,
+  relay: e.AGENT_RELAY,
+  path: e.PATH,
   nodeId: e.CARAVAN_NODE_ID,
   controlUrl: e.CARAVAN_CONTROL_URL,
   nodeToken: e.CARAVAN_NODE_TOKEN,

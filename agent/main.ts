@@ -9,6 +9,7 @@ import { createAgent } from './agent.ts';
 import { createCommandHandler } from './commands.ts';
 import { loadAgentConfig, type AgentConfig } from './config.ts';
 import { createNodeLink } from './nodeLink.ts';
+import { findSocat } from './proxy/relay.ts';
 import { nodeTokenSigner } from './nodeToken.ts';
 
 let config: AgentConfig;
@@ -41,6 +42,7 @@ const agent = createAgent({
   chromedriverPath: config.chromedriverPath,
   tls,
   idleGraceMs: config.idleGraceMs,
+  socat: findSocat(config.relay, config.path),
   secrets,
   signals: async (list) => {
     if (!link) throw new Error('not linked to the control plane yet');

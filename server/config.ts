@@ -53,6 +53,10 @@ export const ConfigSchema = z
     AGENT_TLS_CERT: z.string().min(1).optional(),
     AGENT_TLS_KEY: z.string().min(1).optional(),
     AGENT_IDLE_GRACE_MS: z.coerce.number().int().nonnegative().default(30_000),
+    /** What moves CDP bytes after the handshake: socat when installed (auto), or Node (agent/proxy/relay.ts). */
+    AGENT_RELAY: z.enum(['auto', 'socat', 'node'], { error: 'AGENT_RELAY must be auto, socat or node' }).default('auto'),
+    /** Where socat is looked up. */
+    PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
     POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
     POOL_SPARE_LAUNCHERS: z.coerce.number().int().min(0).max(8).default(1),
     NODE_CAPACITY: z.coerce.number().int().positive().default(16),

@@ -21,6 +21,7 @@ import { registerRest } from './rest/index.ts';
 import { createRuntime, registerRuntime, type RuntimeOptions } from './runtime/runtime.ts';
 import { localScheduler, type LocalScheduler } from './scheduler/local.ts';
 import { bundleLauncher } from './scheduler/launcherBundle.ts';
+import { findSocat } from '../agent/proxy/relay.ts';
 import { startNomadScheduler } from './scheduler/nomad/index.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
@@ -221,6 +222,7 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
     chromedriverPath: config.CHROMEDRIVER_PATH,
     ...(config.AGENT_TLS_CERT && config.AGENT_TLS_KEY ? { tls: { cert: await fs.readFile(config.AGENT_TLS_CERT), key: await fs.readFile(config.AGENT_TLS_KEY) } } : {}),
     idleGraceMs: config.AGENT_IDLE_GRACE_MS,
+    socat: findSocat(config.AGENT_RELAY, config.PATH),
     secrets: base.secrets,
     signals: async (list) => {
       const deps = getDeps();

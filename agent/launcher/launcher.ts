@@ -152,6 +152,8 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
   let started: Chromium | undefined;
 
+  const warmHttpClient = () => fetch(`${config.agentUrl}/healthz`, { signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+
   async function run(): Promise<number> {
     const label = config.pool ? 'pool' : config.standby ? 'standby' : config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60);
     const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${label}-`));
@@ -189,6 +191,10 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     if (stopReason) return shutdown(stopReason);
     if (config.standby) {
       // Node and this module are loaded: the session's browser starts as soon as it is assigned.
+      // The first fetch of a process loads its HTTP client (~20-40 ms of CPU): pay for that now,
+      // not beside the browser's start, which asks /json/version with it.
+      await warmHttpClient();
+      if (stopReason) return shutdown(stopReason);
       deps.onStandby?.();
       const outcome = await Promise.race([
         (deps.assignment ?? new Promise<never>(() => undefined)).then((a) => ({ kind: 'assigned' as const, a })),
@@ -224,7 +230,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
     if (stopReason) return shutdown(stopReason);
     if (config.pool) {
       // The first fetch of a process loads its HTTP client; pay for that now, not at hand-over.
-      await fetch(`${config.agentUrl}/healthz`, { signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+      await warmHttpClient();
       if (stopReason) return shutdown(stopReason);
       deps.onPoolReady?.(browser.pid);
       log.info({ pid: browser.pid, port: browser.port, startMs: Math.round(performance.now() - t0) }, 'pooled browser waiting for a session');

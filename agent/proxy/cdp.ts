@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { CdpClaims, SecretSource } from '../../schema/token.ts';
 import type { Route, RouteRegistry } from '../routes.ts';
+import { canHandOver, holdReads, nodeRelay, socatRelay, type Relay } from './relay.ts';
 import { bearer, TokenError, verifyCdpToken } from '../tokens.ts';
 
 export interface TlsFiles {
@@ -28,6 +29,8 @@ export interface CdpProxyOptions {
   publicPort?: number;
   tls?: TlsFiles;
   now?: () => Date;
+  /** socat's path: upgraded plain-TCP connections are relayed by it (see relay.ts); unset: by Node. */
+  socat?: string;
 }
 
 export interface CdpProxy {
@@ -81,7 +84,13 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
 
 export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
   const log = opts.log.child({ component: 'cdp-proxy' });
-  const sockets = new Set<Duplex>();
+  /** Sockets of connections still in their handshake. */
+  const pending = new Set<Duplex>();
+  const relays = new Set<Relay>();
+  const track = (r: Relay) => {
+    relays.add(r);
+    void r.done.then(() => relays.delete(r));
+  };
   const server = opts.tls
     ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key })
     : http.createServer();
@@ -126,6 +135,9 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
 
   async function onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', (err) => log.debug({ err }, 'client socket error before pipe'));
+    // A client sends nothing before the handshake answer; whatever it does send stays in the
+    // kernel until the relay (Node or socat) reads it.
+    if (opts.socat) holdReads(socket);
     const url = new URL(req.url ?? '/', 'http://proxy');
     let claims: CdpClaims;
     let route: Route;
@@ -149,38 +161,36 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
 
   function pipe(req: http.IncomingMessage, client: Duplex, head: Buffer, sessionId: string, route: Route, path: string): void {
     const slog = log.child({ sessionId });
-    const upstream = net.connect({ host: '127.0.0.1', port: route.browserPort });
-    const clientSocket = client as net.Socket;
-    sockets.add(client);
-    sockets.add(upstream);
-    clientSocket.setNoDelay?.(true);
+    // Nothing of the browser's socket is read here until its handshake answer is due, so that
+    // after a 101 both sockets can go to socat with every later byte still unread.
+    const upstream = new net.Socket();
+    upstream.pause();
+    upstream.connect({ host: '127.0.0.1', port: route.browserPort });
+    pending.add(client);
+    pending.add(upstream);
+    (client as net.Socket).setNoDelay?.(true);
     upstream.setNoDelay(true);
 
-    let attached: ReturnType<RouteRegistry['attach']>;
-    let closed = false;
-    const destroyBoth = () => {
-      client.destroy();
-      upstream.destroy();
+    let settled = false;
+    const forget = () => {
+      pending.delete(client);
+      pending.delete(upstream);
     };
-    // When one side closes, let the other flush what it already holds, then drop it.
-    const onClose = (other: Duplex) => () => {
-      if (!closed) {
-        closed = true;
-        attached?.detach();
-      }
-      if (other.destroyed) return;
-      other.end();
-      setTimeout(() => other.destroy(), 1_000).unref();
-    };
-    client.on('close', onClose(upstream));
-    upstream.on('close', onClose(client));
-    upstream.on('close', () => sockets.delete(upstream));
-    client.on('close', () => sockets.delete(client));
     client.on('error', (err) => slog.debug({ err }, 'client socket error'));
     upstream.on('error', (err) => {
       slog.warn({ err, browserPort: route.browserPort }, 'browser socket error');
-      if (!upstream.readableDidRead && client.writable) rejectUpgrade(client, 502, 'browser unreachable');
+      if (!settled && client.writable) rejectUpgrade(client, 502, 'browser unreachable');
     });
+    // Either side gone before the handshake is through: the other goes too.
+    const early = () => {
+      if (settled) return;
+      settled = true;
+      forget();
+      client.destroy();
+      upstream.destroy();
+    };
+    client.once('close', early);
+    upstream.once('close', early);
 
     const lines = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${route.browserPort}`];
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
@@ -192,20 +202,49 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
 
     // The browser's first bytes are its handshake answer: only a 101 counts as an attached client.
     upstream.once('data', (first: Buffer) => {
-      if (closed) return;
-      if (first.subarray(0, 12).toString('latin1') === 'HTTP/1.1 101') {
-        attached = opts.routes.attach(sessionId, {
-          meter: () => clientSocket.bytesRead + clientSocket.bytesWritten,
-          close: destroyBoth,
-        });
-        slog.debug({ path }, 'client attached');
-      } else {
+      if (settled) return;
+      settled = true;
+      client.off('close', early);
+      upstream.off('close', early);
+      const accepted = first.subarray(0, 12).toString('latin1') === 'HTTP/1.1 101';
+      if (!accepted) {
         slog.info({ path, answer: first.subarray(0, 40).toString('latin1').split('\r\n')[0] }, 'browser refused the upgrade');
+        client.write(first);
+        forget();
+        track(nodeRelay(client, upstream));
+        return;
+      }
+      let relay: Relay | undefined;
+      const attached = opts.routes.attach(sessionId, {
+        meter: () => relay?.bytes() ?? 0,
+        close: () => relay?.close(),
+      });
+      slog.debug({ path }, 'client attached');
+      const start = (r: Relay) => {
+        relay = r;
+        forget();
+        track(r);
+        void r.done.then(() => attached?.detach());
+      };
+      if (opts.socat && canHandOver(client, upstream)) {
+        holdReads(upstream);
+        const socat = opts.socat;
+        // The answer reaches the client before socat takes over, so nothing can overtake it.
+        client.write(first, (err) => {
+          if (err || client.destroyed || upstream.destroyed) {
+            client.destroy();
+            upstream.destroy();
+            start(nodeRelay(client, upstream));
+            return;
+          }
+          start(socatRelay(socat, client, upstream, slog));
+        });
+        return;
       }
       client.write(first);
-      upstream.pipe(client);
+      start(nodeRelay(client, upstream));
     });
-    client.pipe(upstream);
+    upstream.resume();
   }
 
   async function onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -276,9 +315,11 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-      await closed;
+      for (const s of pending) s.destroy();
+      pending.clear();
+      const open = [...relays];
+      for (const r of open) r.close();
+      await Promise.all([closed, ...open.map((r) => r.done)]);
     },
     address() {
       return { host: opts.host, port: boundPort() };

@@ -51,9 +51,13 @@ interface Task {
   exited: Promise<void>;
   /** What to do when the launcher exits; replaced when the launcher is handed out. */
   onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void;
+  /** A handed-out spare: its replacement is loaded once its browser is up. */
+  replaceAtReady: boolean;
 }
 
 const REFILL_DELAY_MS = 1_000;
+/** A handed-out spare is replaced at its session's READY, or after this long at the latest. */
+const SPARE_REFILL_FALLBACK_MS = 5_000;
 /** How long a spare may take to load before a session handed to it fails. */
 const SPARE_LISTEN_TIMEOUT_MS = 15_000;
 
@@ -113,6 +117,10 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
       }
     }
     if (task.child.connected) task.child.send(ack);
+    if (task.replaceAtReady) {
+      task.replaceAtReady = false;
+      refill();
+    }
   }
 
   /** An idle launcher (pooled or spare): it waits for a session; `signal` says it got there. */
@@ -134,6 +142,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
       listening: new Promise((resolve) => {
         markListening = resolve;
       }),
+      replaceAtReady: false,
       onExit: (t, code, signal) => {
         const i = list.indexOf(t);
         if (i >= 0) list.splice(i, 1);
@@ -205,10 +214,14 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     tasks.set(taskRef, task);
     task.child.send(assignment);
     // Starting a browser takes both cores of a small node for a moment: let the new session get
-    // going first. A spare (Node only) is replaced at once: measured on 2 cores, loading it
-    // beside the session's browser start beat loading it at READY or after the session ended.
-    if (task.kind === 'pooled') setTimeout(refill, REFILL_DELAY_MS).unref();
-    else refill();
+    // going first. A spare (Node only) is replaced once the session's browser is up (or its
+    // launcher is gone), not beside the browser's start, which it would slow down.
+    if (task.kind === 'pooled') {
+      setTimeout(refill, REFILL_DELAY_MS).unref();
+    } else {
+      task.replaceAtReady = true;
+      setTimeout(refill, SPARE_REFILL_FALLBACK_MS).unref();
+    }
   }
 
   return {

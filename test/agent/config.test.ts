@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseAgentEnv, parseLauncherEnv } from '../../agent/config.ts';
+import { findSocat } from '../../agent/proxy/relay.ts';
 import { defaultChromePath } from '../../agent/launcher/chromePath.ts';
 
 const launcherEnv = {
@@ -89,6 +90,8 @@ describe('parseAgentEnv', () => {
       chromedriverPath: '/usr/bin/chromedriver',
       tls: undefined,
       idleGraceMs: 30_000,
+      relay: 'auto',
+      path: '/usr/local/bin:/usr/bin:/bin',
       nodeId: 'node-1',
       controlUrl: 'https://caravan.example.com',
       nodeToken: 'node-token',
@@ -123,6 +126,7 @@ describe('parseAgentEnv', () => {
     [{ AGENT_CDP_PORT: '70000' }, /AGENT_CDP_PORT: expected a port number/],
     [{ AGENT_WEBDRIVER_PORT: 'http' }, /AGENT_WEBDRIVER_PORT/],
     [{ AGENT_IDLE_GRACE_MS: '-1' }, /AGENT_IDLE_GRACE_MS/],
+    [{ AGENT_RELAY: 'splice' }, /AGENT_RELAY: expected auto, socat or node/],
     [{ AGENT_TLS_CERT: '/cert.pem' }, /AGENT_TLS_KEY: AGENT_TLS_CERT and AGENT_TLS_KEY must be set together/],
     [{ AGENT_TLS_KEY: '/key.pem' }, /AGENT_TLS_CERT: /],
     [{ AGENT_HEARTBEAT_MS: '0' }, /AGENT_HEARTBEAT_MS: must be at least 1/],
@@ -132,5 +136,20 @@ describe('parseAgentEnv', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
   ])('names the bad variable (%o)', (patch, message) => {
     expect(() => parseAgentEnv({ ...agentEnv, ...patch })).toThrow(message);
+  });
+});
+
+describe('findSocat (AGENT_RELAY)', () => {
+  const PATH = process.env.PATH ?? '';
+
+  it('uses socat from PATH when it runs (auto, socat), and never with node', () => {
+    expect(findSocat('auto', PATH)).toMatch(/\/socat$/);
+    expect(findSocat('socat', PATH)).toMatch(/\/socat$/);
+    expect(findSocat('node', PATH)).toBeUndefined();
+  });
+
+  it('falls back to Node without socat on auto, and says how to install it when socat was asked for', () => {
+    expect(findSocat('auto', '/nonexistent')).toBeUndefined();
+    expect(() => findSocat('socat', '/nonexistent')).toThrow(/no working socat is on PATH: install it \(apt-get install socat\)/);
   });
 });

@@ -1,4 +1,5 @@
 // The CDP proxy against a real Chromium: Playwright, Puppeteer and raw clients; token checks; signals.
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import { chromium as playwright } from 'playwright-core';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createAgent, type Agent } from '../../agent/agent.ts';
 import { launchChromium, type Chromium } from '../../agent/launcher/chromium.ts';
+import { findSocat, type RelayKind } from '../../agent/proxy/relay.ts';
 import {
   cdpCommand, manualTimers, mintCdpToken, secrets, signalSink, startPageServer, tamper, tempDir, testLog, tryUpgrade, waitFor,
 } from './helpers.ts';
@@ -14,7 +16,31 @@ import {
 const GRACE = 1_000;
 const SESSION = 'sess_proxy';
 
-describe('CDP proxy', { timeout: 20_000 }, () => {
+// Both relays behind the handshake: Node's pipes and socat (installed by .ci/run; the default
+// when present). Every behaviour below holds for each.
+const RELAYS: Array<[RelayKind, string | undefined]> = [['node', undefined], ['socat', findSocat('socat', process.env.PATH ?? '')]];
+
+/** socat processes that are children of this process's relays (their shell's children). */
+function socatProcesses(): number[] {
+  const mine = String(process.pid);
+  const shells = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === mine;
+    } catch {
+      return false;
+    }
+  });
+  return shells.flatMap((p) => {
+    try {
+      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+        .filter((c) => readFileSync(`/proc/${c}/comm`, 'utf8').trim() === 'socat');
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, socat) => {
   let browser: Chromium;
   let agent: Agent;
   let page: Awaited<ReturnType<typeof startPageServer>>;
@@ -35,6 +61,7 @@ describe('CDP proxy', { timeout: 20_000 }, () => {
     agent = createAgent({
       nodeId: 'node-test', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
       chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: sink.signals, log: testLog(), timers,
+      ...(socat ? { socat } : {}),
     });
     await agent.start();
     base = `ws://127.0.0.1:${agent.address().cdpPort}`;
@@ -227,6 +254,72 @@ describe('CDP proxy', { timeout: 20_000 }, () => {
     agent.routes.remove('sess_gone');
     await closed;
     expect((await tryUpgrade(`${base}?signingKey=${token}`)).status).toBe(404);
+  });
+
+  it('moves a 10 MB result whole, and a burst of commands answered in order, and counts its bytes', async () => {
+    await waitFor(() => agent.routes.get(SESSION)?.openClients === 0, 5_000, 'earlier clients to detach');
+    const counted = agent.routes.get(SESSION)!.totalBytes;
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const b = await playwright.connectOverCDP(`${base}?signingKey=${token}`);
+    try {
+      const p = await (b.contexts()[0] ?? (await b.newContext())).newPage();
+      // Random bytes in base64: Playwright negotiates permessage-deflate, and this does not shrink.
+      const big = await p.evaluate(() => {
+        const raw = new Uint8Array(7_500_000);
+        for (let i = 0; i < raw.length; i += 65_536) crypto.getRandomValues(raw.subarray(i, i + 65_536));
+        let bin = '';
+        for (let i = 0; i < raw.length; i += 8_192) bin += String.fromCharCode(...raw.subarray(i, i + 8_192));
+        const text = btoa(bin);
+        let sum = 0;
+        for (let i = 0; i < text.length; i++) sum = (sum * 31 + text.charCodeAt(i)) >>> 0;
+        return { text, sum };
+      });
+      expect(big.text.length).toBe(10_000_000);
+      let sum = 0;
+      for (let i = 0; i < big.text.length; i++) sum = (sum * 31 + big.text.charCodeAt(i)) >>> 0;
+      expect(sum).toBe(big.sum);
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => p.evaluate((n) => n * 2, i)));
+      expect(answers).toEqual(Array.from({ length: 200 }, (_, i) => i * 2));
+      await p.close();
+    } finally {
+      await b.close();
+    }
+    await waitFor(() => agent.routes.get(SESSION)?.openClients === 0, 5_000, 'the client to detach');
+    const moved = agent.routes.get(SESSION)!.totalBytes - counted;
+    // Deflate cannot pack base64 below its 6 bits of content per character: at least 7.5 MB moved.
+    expect(moved).toBeGreaterThan(7_500_000);
+    expect(moved).toBeLessThan(10_800_000);
+  });
+
+  it(relay === 'socat' ? 'hands each upgraded connection to one socat, which is gone when the connection ends' : 'relays in this process, without socat', async () => {
+    const before = socatProcesses().length;
+    const token = await mintCdpToken({ sessionId: SESSION });
+    const ws = new WebSocket(`${base}?signingKey=${token}`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ id: 1, method: 'Browser.getVersion' }));
+    await new Promise((r) => ws.once('message', r));
+    expect(socatProcesses().length).toBe(before + (relay === 'socat' ? 1 : 0));
+    ws.close();
+    await waitFor(() => socatProcesses().length === before, 5_000, 'the relay to end');
+  });
+
+  it('leaves no relay behind when the agent stops with connections open', async () => {
+    const other = createAgent({
+      nodeId: 'node-stop', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
+      ...(socat ? { socat } : {}),
+    });
+    await other.start();
+    const before = socatProcesses().length;
+    other.routes.add({ sessionId: 'sess_stop', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
+    const token = await mintCdpToken({ sessionId: 'sess_stop' });
+    const ws = new WebSocket(`ws://127.0.0.1:${other.address().cdpPort}?signingKey=${token}`);
+    await new Promise((r) => ws.once('open', r));
+    const closed = new Promise((r) => ws.once('close', r));
+    await other.stop();
+    await closed;
+    expect(socatProcesses()).toHaveLength(before);
+    expect(browser.running()).toBe(true);
   });
 });
 
