@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     // The control plane's memory after start and one session, before any load.
     const idleMiB = controlPlaneMiB(cold);
     if (only.has('lifecycle')) {
-      results.lifecycle.cold = await runLifecycle(cold, { mode: 'cold', poolSize: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
+      results.lifecycle.cold = await runLifecycle(cold, { mode: 'cold', poolSize: 0, spares: 1, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
     }
     if (only.has('proxy')) {
       results.proxy = await runProxy(cold, { chromePath });
@@ -84,7 +84,7 @@ async function main(): Promise<number> {
       const bare = await startServer('bare', { ...chromeEnv, POOL_SIZE: '0', POOL_SPARE_LAUNCHERS: '0' });
       running.add(bare);
       await probe(bare);
-      results.lifecycle.bare = await runLifecycle(bare, { mode: 'bare', poolSize: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
+      results.lifecycle.bare = await runLifecycle(bare, { mode: 'bare', poolSize: 0, spares: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
       await bare.stop();
       running.delete(bare);
       results.notes.push('cold: no started browser (POOL_SIZE=0); the default spare launcher (POOL_SPARE_LAUNCHERS=1: Node and the launcher code loaded, no browser) takes each session and starts its Chromium. The row "without a spare launcher" turns that off too.');
@@ -96,7 +96,7 @@ async function main(): Promise<number> {
       running.add(warm);
       await probe(warm);
       const poolAtStart = await waitForPool(warm, WARM_POOL_SIZE, 10_000);
-      results.lifecycle.warm = await runLifecycle(warm, { mode: 'warm', poolSize: WARM_POOL_SIZE, poolBrowsersAtStart: poolAtStart, iterations: opts.iterations, pageUrl: page.url });
+      results.lifecycle.warm = await runLifecycle(warm, { mode: 'warm', poolSize: WARM_POOL_SIZE, spares: 1, poolBrowsersAtStart: poolAtStart, iterations: opts.iterations, pageUrl: page.url });
       await warm.stop();
       running.delete(warm);
       const w = results.lifecycle.warm;
@@ -106,7 +106,7 @@ async function main(): Promise<number> {
         results.notes.push(`warm: ${poolAtStart} pooled browsers were running before the first timed create; ${w.pooledCreates}/${w.iterations.length} creates got a browser that was started before the create was sent (process start time from /proc).`);
       }
     }
-    results.notes.push('lifecycle: one untimed session per server first (warm-up, browser version); each iteration starts once the previous browser process has exited; create = sessions.create (waits for the browser), connect = connectOverCDP, navigate = goto a local page until load, release = sessions.update REQUEST_RELEASE.');
+    results.notes.push('lifecycle: one untimed session per server first (warm-up, browser version); each iteration starts once the previous browser process has exited and the node is at rest again (warm: the pool full and answering CDP; cold: the previous launcher gone and the spare launchers back; both then 250 ms to settle; those waits are reported apart); create = sessions.create (waits for the browser), connect = connectOverCDP, navigate = goto a local page until load, release = sessions.update REQUEST_RELEASE.');
     if (only.has('density')) results.notes.push('density and API ran on the cold server (POOL_SIZE=0), so no pooled browser is counted.');
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -2,7 +2,7 @@
 // release; back to back, each iteration starting once the previous browser process is gone.
 import { chromium } from 'playwright-core';
 import { progress, since } from './log.ts';
-import { startSeconds, uptimeSeconds } from './procfs.ts';
+import { listProcesses, startSeconds, tree, uptimeSeconds } from './procfs.ts';
 import { waitGone } from './probe.ts';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +28,8 @@ export interface LifecycleResult {
   pooledCreates: number;
   /** Untimed wait before each warm create until a pooled browser was up (the refill time). */
   poolRefillWait: Summary | null;
+  /** Untimed wait before each cold create until the node was at rest (previous launcher gone, spares back). */
+  restWait: Summary | null;
   /** Create times split by whether the browser was pooled (empty when none or all were). */
   createPooled: Summary | null;
   createFresh: Summary | null;
@@ -97,11 +99,33 @@ async function waitForWarmPool(server: BenchServer, poolSize: number, timeoutMs 
   return since(t);
 }
 
-export async function runLifecycle(server: BenchServer, opts: { mode: string; poolSize: number; poolBrowsersAtStart: number; iterations: number; pageUrl: string }): Promise<LifecycleResult> {
+/**
+ * Without a pool, "cold" means a node at rest with nothing started for the session: the
+ * previous session's launcher has exited and the spare launchers (`spares`, Node only, no
+ * browser) are back. Like the warm wait, this is recorded apart and left out of the sum.
+ */
+async function waitForRestingNode(server: BenchServer, spares: number, timeoutMs = 15_000): Promise<number> {
+  const t = performance.now();
+  const resting = () => {
+    const launchers = tree(server.pid, listProcesses()).filter((p) => p.pid !== server.pid && p.comm === 'node');
+    return launchers.length === spares && serverBrowsers(server).length === 0;
+  };
+  while (!resting()) {
+    if (performance.now() - t > timeoutMs) throw new Error(`the node did not come to rest (${spares} spare launchers, no browser) within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // The same settling time as the warm wait: a spare that was just spawned is still loading.
+  await new Promise((r) => setTimeout(r, 250));
+  return since(t);
+}
+
+export async function runLifecycle(server: BenchServer, opts: { mode: string; poolSize: number; spares: number; poolBrowsersAtStart: number; iterations: number; pageUrl: string }): Promise<LifecycleResult> {
   const iterations: Iteration[] = [];
   const refillWaits: number[] = [];
+  const restWaits: number[] = [];
   for (let i = 1; i <= opts.iterations; i++) {
     if (opts.poolSize > 0) refillWaits.push(await waitForWarmPool(server, opts.poolSize));
+    else restWaits.push(await waitForRestingNode(server, opts.spares));
     const it = await iterate(server, opts.pageUrl);
     iterations.push(it);
     const pooled = it.pooled === null ? '?' : it.pooled ? 'yes' : 'no';
@@ -126,6 +150,7 @@ export async function runLifecycle(server: BenchServer, opts: { mode: string; po
     },
     pooledCreates: pooledOnes.length,
     poolRefillWait: refillWaits.length ? summarize(refillWaits) : null,
+    restWait: restWaits.length ? summarize(restWaits) : null,
     createPooled: both ? summarize(pick((it) => it.create, pooledOnes)) : null,
     createFresh: both ? summarize(pick((it) => it.create, freshOnes)) : null,
   };

@@ -8,11 +8,13 @@ import { z } from 'zod';
 import { launchChromium, parseActivePort, type Chromium } from '../../agent/launcher/chromium.ts';
 import { attachToPage, browserPid, CdpClient, Evaluated } from './cdp.ts';
 import { progress, since } from './log.ts';
-import { userDataDirOf } from './procfs.ts';
+import { listProcesses, tree, userDataDirOf } from './procfs.ts';
 import { createSession, releaseSession, type BenchServer } from './server.ts';
 import { median, round } from './stats.ts';
 
 const BIG_CHARS = 10_000_000;
+/** The 10 MB transfer runs in every BIG_EVERY-th round (3 per side each time). */
+const BIG_EVERY = 4;
 const Json = z.object({ webSocketDebuggerUrl: z.string() });
 
 export interface ProxyRound {
@@ -25,6 +27,8 @@ export interface ProxyRound {
 export interface ProxyResult {
   calls: number;
   rounds: ProxyRound[];
+  /** What relayed the proxied side after the handshake (AGENT_RELAY of the server). */
+  relay: string;
   /** What the direct side talked to. */
   direct: 'same-browser' | 'bare-chromium';
   directNote: string;
@@ -61,6 +65,11 @@ async function bigResult(side: Side): Promise<number> {
   return ms;
 }
 
+/** socat when a socat process relays one of this server's connections right now, else node. */
+function relayOf(server: BenchServer): string {
+  return tree(server.pid, listProcesses()).some((p) => p.comm === 'socat') ? 'socat' : 'node';
+}
+
 /** The session browser's own CDP endpoint: pid over CDP, then DevToolsActivePort in its profile. */
 async function ownEndpoint(proxied: CdpClient): Promise<string | undefined> {
   const pid = await browserPid(proxied);
@@ -71,8 +80,8 @@ async function ownEndpoint(proxied: CdpClient): Promise<string | undefined> {
 }
 
 export async function runProxy(server: BenchServer, opts: { chromePath: string; calls?: number; rounds?: number }): Promise<ProxyResult> {
-  const calls = opts.calls ?? 2000;
-  const rounds = opts.rounds ?? 7;
+  const calls = opts.calls ?? 500;
+  const rounds = opts.rounds ?? 28;
   const s = await createSession(server, true);
   // The proxy's /json/version answers with the debugger URL rewritten to point at itself.
   const cu = new URL(s.connectUrl);
@@ -106,24 +115,34 @@ export async function runProxy(server: BenchServer, opts: { chromePath: string; 
       await roundTrips(side, 200);
       await bigResult(side);
     }
+    // Round trips in short blocks (500 calls, a quarter second or so), alternating which side goes
+    // first: the noise of a shared machine comes in bursts of a second or more, and short
+    // alternating blocks let it fall on both sides alike. The 10 MB transfer in every 4th round.
     const results: ProxyRound[] = [];
     for (let r = 0; r < rounds; r++) {
-      // Alternate which side goes first so drift (thermal, GC, background work) cancels out.
       const order = r % 2 === 0 ? (['proxied', 'direct'] as const) : (['direct', 'proxied'] as const);
       const rps: Record<string, number> = {};
       const big: Record<string, number> = {};
       for (const name of order) rps[name] = await roundTrips(sides[name], calls);
-      for (const name of order) big[name] = median([await bigResult(sides[name]), await bigResult(sides[name]), await bigResult(sides[name])]);
-      const one: ProxyRound = { proxiedRps: rps.proxied ?? 0, directRps: rps.direct ?? 0, proxiedBigMs: big.proxied ?? 0, directBigMs: big.direct ?? 0 };
+      if (r % BIG_EVERY === 0) {
+        for (const name of order) big[name] = median([await bigResult(sides[name]), await bigResult(sides[name]), await bigResult(sides[name])]);
+      }
+      const one: ProxyRound = { proxiedRps: rps.proxied ?? 0, directRps: rps.direct ?? 0, proxiedBigMs: big.proxied ?? Number.NaN, directBigMs: big.direct ?? Number.NaN };
       results.push(one);
-      progress(`proxy ${r + 1}/${rounds}: ${Math.round(one.proxiedRps)} vs ${Math.round(one.directRps)} rt/s direct; 10 MB ${Math.round(one.proxiedBigMs)} vs ${Math.round(one.directBigMs)} ms direct`);
+      if ((r + 1) % BIG_EVERY === 0 || r + 1 === rounds) {
+        const recent = results.slice(-BIG_EVERY);
+        const bigs = results.filter((x) => !Number.isNaN(x.proxiedBigMs)).at(-1);
+        progress(`proxy ${r + 1}/${rounds}: ${Math.round(median(recent.map((x) => x.proxiedRps)))} vs ${Math.round(median(recent.map((x) => x.directRps)))} rt/s direct; 10 MB ${Math.round(bigs?.proxiedBigMs ?? 0)} vs ${Math.round(bigs?.directBigMs ?? 0)} ms direct`);
+      }
     }
-    const proxiedBigMs = median(results.map((x) => x.proxiedBigMs));
-    const directBigMs = median(results.map((x) => x.directBigMs));
+    const withBig = results.filter((x) => !Number.isNaN(x.proxiedBigMs));
+    const proxiedBigMs = median(withBig.map((x) => x.proxiedBigMs));
+    const directBigMs = median(withBig.map((x) => x.directBigMs));
     const mb = BIG_CHARS / 1e6;
     return {
       calls,
       rounds: results.map((x) => ({ proxiedRps: round(x.proxiedRps), directRps: round(x.directRps), proxiedBigMs: round(x.proxiedBigMs), directBigMs: round(x.directBigMs) })),
+      relay: server.env.AGENT_RELAY === 'node' ? 'node' : relayOf(server),
       direct: kind,
       directNote: note,
       proxiedRps: round(median(results.map((x) => x.proxiedRps))),
@@ -133,7 +152,7 @@ export async function runProxy(server: BenchServer, opts: { chromePath: string; 
       directBigMs: round(directBigMs),
       proxiedMBps: round(mb / (proxiedBigMs / 1000)),
       directMBps: round(mb / (directBigMs / 1000)),
-      throughputRatio: round(median(results.map((x) => x.directBigMs / x.proxiedBigMs)), 3),
+      throughputRatio: round(median(withBig.map((x) => x.directBigMs / x.proxiedBigMs)), 3),
     };
   } finally {
     direct?.close();

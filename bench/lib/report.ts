@@ -62,6 +62,7 @@ function lifecycleTable(cold: LifecycleResult | undefined, warm: LifecycleResult
   for (const p of PHASES) rows.push(row(p, p));
   rows.push(row('**sum of the four**', 'total'));
   rows.push(row('release → browser process gone (not in the sum)', 'gone'));
+  if (cold?.restWait) rows.push(`| wait until the node is at rest before each create (previous launcher gone, spare loaded; not in the sum) | ${ms(cold.restWait.median)} | ${ms(cold.restWait.p95)} | | |`);
   if (bare) {
     rows.push(`| cold create without a spare launcher (\`POOL_SPARE_LAUNCHERS=0\`: Node starts per session) | ${ms(bare.phases.create.median)} | ${ms(bare.phases.create.p95)} | | |`);
     rows.push(`| its sum of the four | ${ms(bare.phases.total.median)} | ${ms(bare.phases.total.p95)} | | |`);
@@ -83,9 +84,9 @@ function otherTable(r: BenchResults): string[] {
     const p = r.proxy;
     const directLabel = p.direct === 'same-browser' ? 'direct (same browser, own port)' : 'direct (bare Chromium)';
     rows.push(
-      `| CDP round trips/s (Runtime.evaluate, ${p.calls} sequential), proxied | ${Math.round(p.proxiedRps)} |`,
+      `| CDP round trips/s (Runtime.evaluate, ${p.rounds.length} alternating blocks of ${p.calls} sequential calls), proxied, via ${p.relay} | ${Math.round(p.proxiedRps)} |`,
       `| CDP round trips/s, ${directLabel} | ${Math.round(p.directRps)} |`,
-      `| round-trip rate ratio proxied/direct (median of ${p.rounds.length} rounds) | ${p.rpsRatio.toFixed(2)} |`,
+      `| round-trip rate ratio proxied/direct (median of the ${p.rounds.length} blocks' ratios) | ${p.rpsRatio.toFixed(2)} |`,
       `| 10 MB result (returnByValue), proxied | ${ms(p.proxiedBigMs)} ms (${Math.round(p.proxiedMBps)} MB/s) |`,
       `| 10 MB result, ${directLabel} | ${ms(p.directBigMs)} ms (${Math.round(p.directMBps)} MB/s) |`,
       `| throughput ratio proxied/direct | ${p.throughputRatio.toFixed(2)} |`,

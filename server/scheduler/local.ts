@@ -119,7 +119,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     if (task.child.connected) task.child.send(ack);
     if (task.replaceAtReady) {
       task.replaceAtReady = false;
-      refill();
+      setTimeout(refill, REFILL_DELAY_MS).unref();
     }
   }
 
@@ -214,8 +214,9 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     tasks.set(taskRef, task);
     task.child.send(assignment);
     // Starting a browser takes both cores of a small node for a moment: let the new session get
-    // going first. A spare (Node only) is replaced once the session's browser is up (or its
-    // launcher is gone), not beside the browser's start, which it would slow down.
+    // going first (its create's answer, its client's connect). A pooled browser is replaced 1 s
+    // after the hand-over; a spare (Node only) 1 s after its session's browser is up (or after
+    // SPARE_REFILL_FALLBACK_MS, or when its launcher is gone), not beside that browser's start.
     if (task.kind === 'pooled') {
       setTimeout(refill, REFILL_DELAY_MS).unref();
     } else {
