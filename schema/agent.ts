@@ -76,3 +76,19 @@ export type LocalReadyAck = z.infer<typeof LocalReadyAck>;
 
 /** Pooled launcher -> scheduler (IPC message): its browser is up and can take a session. */
 export const PoolReady = z.object({ type: z.literal('pool-ready'), pid: z.number().int() });
+
+/** CDP proxy -> its relay spawner (IPC, each with a socket handle): the two halves of an
+ *  upgraded connection; the client half carries the browser's handshake answer (base64). */
+export const SpawnerRequest = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('client'), id: z.number().int(), answer: z.string() }),
+  z.object({ type: z.literal('upstream'), id: z.number().int() }),
+]);
+export type SpawnerRequest = z.infer<typeof SpawnerRequest>;
+
+/** Relay spawner -> CDP proxy: loaded; a relay's shell started; a relay ended (socat's bytes). */
+export const SpawnerReport = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('started'), id: z.number().int(), pid: z.number().int() }),
+  z.object({ type: z.literal('ended'), id: z.number().int(), wchar: z.number().int().optional(), failed: z.string().optional(), stderr: z.string().optional() }),
+]);
+export type SpawnerReport = z.infer<typeof SpawnerReport>;

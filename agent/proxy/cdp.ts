@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { CdpClaims, SecretSource } from '../../schema/token.ts';
 import type { Route, RouteRegistry } from '../routes.ts';
-import { canHandOver, holdReads, nodeRelay, socatRelay, type Relay } from './relay.ts';
+import { canHandOver, holdReads, nodeRelay, startSocatSpawner, type Relay, type SocatSpawner } from './relay.ts';
 import { bearer, TokenError, verifyCdpToken } from '../tokens.ts';
 
 export interface TlsFiles {
@@ -38,6 +38,9 @@ export interface CdpProxy {
   stop(): Promise<void>;
   address(): { host: string; port: number };
 }
+
+/** How long start() waits for the socat relay spawner (it loads TypeScript through tsx). */
+const SPAWNER_READY_MS = 10_000;
 
 const JSON_PATHS = new Set(['/json/version', '/json/version/', '/json/list', '/json/list/', '/json', '/json/']);
 const DEVTOOLS_PATH = /^\/devtools\/(browser|page)\/[A-Za-z0-9_-]+$/;
@@ -87,6 +90,8 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
   /** Sockets of connections still in their handshake. */
   const pending = new Set<Duplex>();
   const relays = new Set<Relay>();
+  // TLS clients are relayed by Node (socat would need the TLS session): no spawner for them.
+  let spawner: SocatSpawner | undefined;
   const track = (r: Relay) => {
     relays.add(r);
     void r.done.then(() => relays.delete(r));
@@ -137,7 +142,7 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
     socket.on('error', (err) => log.debug({ err }, 'client socket error before pipe'));
     // A client sends nothing before the handshake answer; whatever it does send stays in the
     // kernel until the relay (Node or socat) reads it.
-    if (opts.socat) holdReads(socket);
+    if (spawner && !opts.tls) holdReads(socket);
     const url = new URL(req.url ?? '/', 'http://proxy');
     let claims: CdpClaims;
     let route: Route;
@@ -226,19 +231,11 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
         track(r);
         void r.done.then(() => attached?.detach());
       };
-      if (opts.socat && canHandOver(client, upstream)) {
+      if (spawner?.ready() && canHandOver(client, upstream)) {
+        // The spawner writes the answer to the client, then socat takes over: nothing the client
+        // sends once it has the answer can be read by anyone but socat.
         holdReads(upstream);
-        const socat = opts.socat;
-        // The answer reaches the client before socat takes over, so nothing can overtake it.
-        client.write(first, (err) => {
-          if (err || client.destroyed || upstream.destroyed) {
-            client.destroy();
-            upstream.destroy();
-            start(nodeRelay(client, upstream));
-            return;
-          }
-          start(socatRelay(socat, client, upstream, slog));
-        });
+        start(spawner.relay(client, upstream, first));
         return;
       }
       client.write(first);
@@ -310,6 +307,10 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
           resolve();
         });
       });
+      if (opts.socat && !opts.tls) {
+        spawner = startSocatSpawner(opts.socat, log);
+        if (!(await spawner.whenReady(SPAWNER_READY_MS))) log.warn({ waitedMs: SPAWNER_READY_MS }, 'the socat relay spawner is not up yet; Node relays until it is');
+      }
       log.info({ host: opts.host, port: boundPort(), tls: Boolean(opts.tls) }, 'CDP proxy listening');
     },
     async stop() {
@@ -320,6 +321,8 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
       const open = [...relays];
       for (const r of open) r.close();
       await Promise.all([closed, ...open.map((r) => r.done)]);
+      await spawner?.stop();
+      spawner = undefined;
     },
     address() {
       return { host: opts.host, port: boundPort() };

@@ -6,12 +6,14 @@
 // wakes this process's event loop and crosses into JavaScript twice per round trip; socat moves
 // them in C without Node. Measured on a 2-core VM: sequential Runtime.evaluate round trips at
 // 0.89-0.98 of direct through socat, 0.78-0.88 through Node (bench/, docs/decisions.md).
-import { spawn, spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { SpawnerReport, type SpawnerRequest } from '../../schema/agent.ts';
 
 export type RelayKind = 'socat' | 'node';
 /** `AGENT_RELAY`: `auto` uses socat when it is installed. */
@@ -105,75 +107,151 @@ export function nodeRelay(client: Duplex, upstream: net.Socket): Relay {
   };
 }
 
+/** The relay's shell: socat with the sockets as fds 3 and 4, then the shell's own I/O counts,
+ *  which include those of its reaped child (`wchar`: what socat wrote to both sockets). */
+export const socatScript = `"$0" -b ${SOCAT_BUFFER} FD:3 FD:4; exec 3<&- 4<&-; cat /proc/$$/io`;
+
+export interface SocatSpawner {
+  /** Whether the spawner process is up; until then (and after it died) Node relays. */
+  ready(): boolean;
+  /** Resolves once it is up, or after `timeoutMs` (or its exit) without it. */
+  whenReady(timeoutMs: number): Promise<boolean>;
+  /** Hands an upgraded connection to socat: the spawner writes `answer` (the browser's 101) to
+   *  the client first. This process lets go of both sockets. */
+  relay(client: net.Socket, upstream: net.Socket, answer: Buffer): Relay;
+  stop(): Promise<void>;
+}
+
 /**
- * Hands both sockets to a socat process and lets go of them here. socat runs under a small
- * shell that, once socat has exited, prints its own /proc/<pid>/io: the kernel adds a reaped
- * child's I/O to its parent's, so `wchar` there is exactly what socat wrote to both sockets.
- * While socat runs, its own /proc/<pid>/io gives the live count.
+ * Starts the relay spawner (relaySpawner.ts, a small child process: forking this one for every
+ * connection blocked its event loop for 15-60 ms). Byte counts: while socat runs, its own
+ * /proc/<pid>/io (found as the shell's child, never a reused pid); at its end, the shell's.
  */
-export function socatRelay(socat: string, client: net.Socket, upstream: net.Socket, log: Logger): Relay {
-  const before = client.bytesRead + client.bytesWritten;
-  const script = `"$0" -b ${SOCAT_BUFFER} FD:3 FD:4; exec 3<&- 4<&-; cat /proc/$$/io`;
-  // Its own process group: close() before socat is found still takes both down.
-  const child = spawn('/bin/sh', ['-c', script, socat], { stdio: ['ignore', 'pipe', 'pipe', client, upstream], detached: true });
-  let out = '';
-  let err = '';
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
+export function startSocatSpawner(socat: string, log: Logger): SocatSpawner {
+  const entry = fileURLToPath(new URL('./relaySpawner.ts', import.meta.url));
+  const child = fork(entry, [socat], {
+    execArgv: ['--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'json',
   });
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    err = (err + d).slice(-2_000);
+  let up = false;
+  let markUp: () => void = () => undefined;
+  const upOnce = new Promise<void>((resolve) => {
+    markUp = resolve;
   });
-  // The descriptors are the child's now: this process must not read or keep them.
-  const letGo = () => {
-    client.destroy();
-    upstream.destroy();
-  };
-  child.once('spawn', letGo);
-  let moved = 0;
-  let final: number | undefined;
-  // socat is the shell's child: found through the shell (never a reused pid of another process).
+  let nextId = 1;
+  const live = new Map<number, { started(pid: number): void; ended(r: { wchar?: number; failed?: string; stderr?: string }): void }>();
+  child.on('message', (raw: unknown) => {
+    const r = SpawnerReport.safeParse(raw);
+    if (!r.success) return;
+    if (r.data.type === 'ready') {
+      up = true;
+      markUp();
+      log.debug('socat relay spawner ready');
+      return;
+    }
+    const entry = live.get(r.data.id);
+    if (!entry) return;
+    if (r.data.type === 'started') entry.started(r.data.pid);
+    else {
+      live.delete(r.data.id);
+      entry.ended(r.data);
+    }
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      up = false;
+      if (code !== 0) log.warn({ code, signal }, 'socat relay spawner exited; new connections are relayed by Node');
+      // Relays it started live on (their own process groups) but report nothing any more.
+      for (const entry of live.values()) entry.ended({ failed: 'the relay spawner exited' });
+      live.clear();
+      resolve();
+    });
+  });
+  child.on('error', (err) => log.warn({ err }, 'socat relay spawner could not start; connections are relayed by Node'));
   const comm = path.basename(fs.realpathSync(socat)).slice(0, 15);
-  const liveSocat = (): number | undefined => {
-    if (child.pid === undefined) return undefined;
-    const kids = readProc(`/proc/${child.pid}/task/${child.pid}/children`)?.trim().split(/\s+/).filter(Boolean) ?? [];
-    return kids.map(Number).find((pid) => readProc(`/proc/${pid}/comm`)?.trim() === comm);
-  };
-  const done = new Promise<void>((resolve) => {
-    child.once('error', (e) => {
-      letGo();
-      log.warn({ err: e }, 'socat relay could not start');
-      resolve();
-    });
-    child.once('close', (code, signal) => {
-      const wchar = /^wchar:\s*(\d+)$/m.exec(out);
-      if (wchar) final = Number(wchar[1]);
-      if (err.trim()) log.debug({ code, signal, stderr: err.trim().slice(-500) }, 'socat relay ended with output');
-      resolve();
-    });
-  });
+
   return {
-    kind: 'socat',
-    bytes() {
-      if (final !== undefined) return before + final;
-      const pid = liveSocat();
-      const io = pid === undefined ? undefined : readProc(`/proc/${pid}/io`);
-      const wchar = io ? /^wchar:\s*(\d+)$/m.exec(io) : null;
-      if (wchar) moved = Math.max(moved, Number(wchar[1]));
-      return before + moved;
+    ready: () => up && child.connected,
+    async whenReady(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([upOnce, exited, new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      })]);
+      clearTimeout(timer);
+      return up && child.connected;
     },
-    close() {
-      if (final !== undefined || child.exitCode !== null || child.signalCode !== null) return;
-      const pid = liveSocat();
-      try {
-        // socat alone, so that the shell still reports what it moved; before it exists, the group.
-        if (pid !== undefined) process.kill(pid, 'SIGTERM');
-        else if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
+    relay(client, upstream, answer) {
+      const id = nextId++;
+      const before = client.bytesRead + client.bytesWritten + answer.length;
+      let shell: number | undefined;
+      let final: number | undefined;
+      let moved = 0;
+      let closeAsked = false;
+      let resolveDone: () => void = () => undefined;
+      const done = new Promise<void>((resolve) => {
+        resolveDone = resolve;
+      });
+      const liveSocat = (): number | undefined => {
+        if (shell === undefined) return undefined;
+        const kids = readProc(`/proc/${shell}/task/${shell}/children`)?.trim().split(/\s+/).filter(Boolean) ?? [];
+        return kids.map(Number).find((pid) => readProc(`/proc/${pid}/comm`)?.trim() === comm);
+      };
+      const kill = () => {
+        const pid = liveSocat();
+        try {
+          // socat alone, so that its shell still reports what it moved; before it exists, the group.
+          if (pid !== undefined) process.kill(pid, 'SIGTERM');
+          else if (shell !== undefined) process.kill(-shell, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      };
+      live.set(id, {
+        started(pid) {
+          shell = pid;
+          if (closeAsked) kill();
+        },
+        ended(r) {
+          if (r.wchar !== undefined) final = r.wchar;
+          if (r.failed) log.warn({ reason: r.failed }, 'socat relay failed');
+          else if (r.stderr) log.debug({ stderr: r.stderr.slice(-500) }, 'socat relay ended with output');
+          resolveDone();
+        },
+      });
+      const request = (m: SpawnerRequest, socket: net.Socket) => child.send(m, socket, (err: Error | null) => {
+        if (!err) return;
+        log.warn({ err }, 'a connection could not be handed to the relay spawner');
+        socket.destroy();
+        live.get(id)?.ended({ failed: err.message });
+        live.delete(id);
+      });
+      request({ type: 'client', id, answer: answer.toString('base64') }, client);
+      request({ type: 'upstream', id }, upstream);
+      return {
+        kind: 'socat',
+        bytes() {
+          if (final !== undefined) return before + final;
+          const pid = liveSocat();
+          const io = pid === undefined ? undefined : readProc(`/proc/${pid}/io`);
+          const wchar = io ? /^wchar:\s*(\d+)$/m.exec(io) : null;
+          if (wchar) moved = Math.max(moved, Number(wchar[1]));
+          return before + moved;
+        },
+        close() {
+          if (final !== undefined) return;
+          closeAsked = true;
+          kill();
+        },
+        done,
+      };
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.disconnect();
+        await exited;
       }
     },
-    done,
   };
 }
 

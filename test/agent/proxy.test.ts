@@ -20,22 +20,24 @@ const SESSION = 'sess_proxy';
 // when present). Every behaviour below holds for each.
 const RELAYS: Array<[RelayKind, string | undefined]> = [['node', undefined], ['socat', findSocat('socat', process.env.PATH ?? '')]];
 
-/** socat processes that are children of this process's relays (their shell's children). */
+/** socat processes started for this test process (through its proxies' relay spawners). */
 function socatProcesses(): number[] {
-  const mine = String(process.pid);
-  const shells = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+  const ppid = (pid: number) => {
     try {
-      return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === mine;
+      return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    } catch {
+      return 0;
+    }
+  };
+  const descends = (pid: number) => {
+    for (let p = ppid(pid), hops = 0; p > 1 && hops < 5; p = ppid(p), hops++) if (p === process.pid) return true;
+    return false;
+  };
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'socat' && descends(pid);
     } catch {
       return false;
-    }
-  });
-  return shells.flatMap((p) => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-        .filter((c) => readFileSync(`/proc/${c}/comm`, 'utf8').trim() === 'socat');
-    } catch {
-      return [];
     }
   });
 }

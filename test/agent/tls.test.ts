@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createAgent, type Agent } from '../../agent/agent.ts';
+import { findSocat } from '../../agent/proxy/relay.ts';
 import { launchChromium, type Chromium } from '../../agent/launcher/chromium.ts';
 import { mintCdpToken, secrets, signalSink, tempDir, testLog } from './helpers.ts';
 
@@ -29,6 +30,8 @@ describe('CDP proxy over TLS', { timeout: 20_000 }, () => {
       nodeId: 'node-tls', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
       chromedriverPath: '/nonexistent', idleGraceMs: 1_000, secrets, signals: signalSink().signals, log: testLog(),
       tls: { cert: await fs.readFile(cert), key: await fs.readFile(key) },
+      // As AGENT_RELAY=auto would: socat is there, and TLS connections still go through Node.
+      socat: findSocat('socat', process.env.PATH ?? ''),
     });
     await agent.start();
     agent.routes.add({ sessionId: SESSION, browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });

@@ -1,0 +1,78 @@
+// Child process of the CDP proxy that starts the socat relays. Forking the control plane
+// (hundreds of MB mapped) to start a relay blocked its event loop for 15-60 ms per connection
+// here; forking this small process takes about 1 ms. The proxy sends both sockets of an
+// upgraded connection (two IPC messages with handles) and the browser's handshake answer; this
+// process writes the answer to the client, starts `sh -c 'socat ...; cat /proc/$$/io'` with the
+// sockets as fds 3 and 4, lets go of them, and reports `started` (the shell's pid) and `ended`
+// (socat's byte count). Neither peer sends a byte before the client has the answer, so nothing
+// is read here.
+import { spawn } from 'node:child_process';
+import type net from 'node:net';
+import { SpawnerRequest, type SpawnerReport } from '../../schema/agent.ts';
+import { holdReads, socatScript } from './relay.ts';
+
+const socat = process.argv[2];
+if (!socat || !process.send) {
+  process.stderr.write('usage: relaySpawner.ts <socat path> (started by the CDP proxy with an IPC channel)\n');
+  process.exit(2);
+}
+
+const halves = new Map<number, { client?: net.Socket; upstream?: net.Socket; answer?: Buffer }>();
+
+function report(r: SpawnerReport): void {
+  if (process.connected) process.send?.(r);
+}
+
+function start(id: number, client: net.Socket, upstream: net.Socket, answer: Buffer): void {
+  const fail = (message: string) => {
+    client.destroy();
+    upstream.destroy();
+    report({ type: 'ended', id, failed: message });
+  };
+  if (client.readableLength > 0 || upstream.readableLength > 0) return fail('bytes arrived before the handshake answer');
+  client.write(answer, (err) => {
+    if (err) return fail(`the handshake answer could not be written: ${err.message}`);
+    // Its own process group: the proxy can take the shell down with socat before socat exists.
+    const child = spawn('/bin/sh', ['-c', socatScript, socat!], { stdio: ['ignore', 'pipe', 'pipe', client, upstream], detached: true });
+    let out = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-1_000);
+    });
+    child.once('spawn', () => {
+      client.destroy();
+      upstream.destroy();
+      report({ type: 'started', id, pid: child.pid ?? 0 });
+    });
+    child.once('error', (e) => fail(`socat could not be started: ${e.message}`));
+    child.once('close', () => {
+      const wchar = /^wchar:\s*(\d+)$/m.exec(out);
+      report({ type: 'ended', id, ...(wchar ? { wchar: Number(wchar[1]) } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
+    });
+  });
+}
+
+process.on('message', (raw: unknown, handle: unknown) => {
+  const msg = SpawnerRequest.safeParse(raw);
+  if (!msg.success || !handle) return;
+  const socket = handle as net.Socket;
+  // The socket arrives reading: stop that in this same tick, before any read can happen.
+  holdReads(socket);
+  const half = halves.get(msg.data.id) ?? {};
+  if (msg.data.type === 'client') {
+    half.client = socket;
+    half.answer = Buffer.from(msg.data.answer, 'base64');
+  } else {
+    half.upstream = socket;
+  }
+  halves.set(msg.data.id, half);
+  if (half.client && half.upstream && half.answer) {
+    halves.delete(msg.data.id);
+    start(msg.data.id, half.client, half.upstream, half.answer);
+  }
+});
+process.on('disconnect', () => process.exit(0));
+report({ type: 'ready' });
