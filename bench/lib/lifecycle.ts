@@ -2,7 +2,7 @@
 // release; back to back, each iteration starting once the previous browser process is gone.
 import { chromium } from 'playwright-core';
 import { progress, since } from './log.ts';
-import { listProcesses, startSeconds, tree, uptimeSeconds } from './procfs.ts';
+import { launchersOf, startSeconds, uptimeSeconds } from './procfs.ts';
 import { waitGone } from './probe.ts';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -107,7 +107,7 @@ async function waitForWarmPool(server: BenchServer, poolSize: number, timeoutMs 
 async function waitForRestingNode(server: BenchServer, spares: number, timeoutMs = 15_000): Promise<number> {
   const t = performance.now();
   const resting = () => {
-    const launchers = tree(server.pid, listProcesses()).filter((p) => p.pid !== server.pid && p.comm === 'node');
+    const launchers = launchersOf(server.pid);
     return launchers.length === spares && serverBrowsers(server).length === 0;
   };
   while (!resting()) {

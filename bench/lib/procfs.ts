@@ -142,3 +142,8 @@ export function browsersUnder(dir: string, procs: readonly Proc[] = listProcesse
   }
   return out;
 }
+
+/** Browser launchers under a server (the bundled launcher module), not its other Node children. */
+export function launchersOf(serverPid: number, procs: readonly Proc[] = listProcesses()): Proc[] {
+  return tree(serverPid, procs).filter((p) => p.pid !== serverPid && p.comm === 'node' && p.cmdline.some((a) => a.endsWith('launcher.mjs') || a.endsWith('launcher/main.ts')));
+}

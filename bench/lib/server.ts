@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { progress } from './log.ts';
-import { browsersUnder, isGone, listProcesses, tree } from './procfs.ts';
+import { browsersUnder, isGone, launchersOf, listProcesses, tree } from './procfs.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CARAVAN = path.join(ROOT, 'bin/caravan.js');
@@ -133,7 +133,7 @@ export async function startServer(label: string, extraEnv: Record<string, string
       // database connection left idle in transaction. Every session is released by now, so
       // wait until only pooled and spare launchers (node children) are left.
       const idle = (Number(env.POOL_SIZE ?? 0) || 0) + Number(env.POOL_SPARE_LAUNCHERS ?? 1);
-      const quiet = await until(() => tree(pid, listProcesses()).filter((p) => p.pid !== pid && p.comm === 'node').length <= idle, 20_000, 50);
+      const quiet = await until(() => launchersOf(pid).length <= idle, 20_000, 50);
       if (!quiet) progress(`${label}: launchers still winding down after 20 s; stopping anyway`);
       const t = performance.now();
       child.kill('SIGTERM');
