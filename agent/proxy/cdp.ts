@@ -186,12 +186,13 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
       slog.warn({ err, browserPort: route.browserPort }, 'browser socket error');
       if (!settled && client.writable) rejectUpgrade(client, 502, 'browser unreachable');
     });
-    // Either side gone before the handshake is through: the other goes too.
+    // Either side gone before the handshake is through: the other goes too (a client being
+    // answered 502 goes once that answer is out).
     const early = () => {
       if (settled) return;
       settled = true;
       forget();
-      client.destroy();
+      if (!client.writableEnded) client.destroy();
       upstream.destroy();
     };
     client.once('close', early);

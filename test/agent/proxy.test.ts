@@ -258,6 +258,20 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
     expect((await tryUpgrade(`${base}?signingKey=${token}`)).status).toBe(404);
   });
 
+  it('answers 502 when the browser of the session does not answer', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const port = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(port));
+      });
+    });
+    agent.routes.add({ sessionId: 'sess_dead', browserPort: closed, browserWsPath: browser.wsPath, keepAlive: true });
+    const outcome = await tryUpgrade(`${base}?signingKey=${await mintCdpToken({ sessionId: 'sess_dead' })}`);
+    expect(outcome).toMatchObject({ opened: false, status: 502 });
+    expect(JSON.parse(outcome.body ?? '{}')).toEqual({ success: false, message: 'browser unreachable' });
+    agent.routes.remove('sess_dead');
+  });
+
   it('moves a 10 MB result whole, and a burst of commands answered in order, and counts its bytes', async () => {
     await waitFor(() => agent.routes.get(SESSION)?.openClients === 0, 5_000, 'earlier clients to detach');
     const counted = agent.routes.get(SESSION)!.totalBytes;
