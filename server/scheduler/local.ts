@@ -51,12 +51,12 @@ interface Task {
   exited: Promise<void>;
   /** What to do when the launcher exits; replaced when the launcher is handed out. */
   onExit: (task: Task, code: number | null, signal: NodeJS.Signals | null) => void;
-  /** A handed-out spare: its replacement is loaded once its browser is up. */
+  /** A handed-out spare: its replacement is loaded 1 s after its browser is up. */
   replaceAtReady: boolean;
 }
 
 const REFILL_DELAY_MS = 1_000;
-/** A handed-out spare is replaced at its session's READY, or after this long at the latest. */
+/** A handed-out spare is replaced REFILL_DELAY_MS after its session's READY, or this long after the hand-over at the latest. */
 const SPARE_REFILL_FALLBACK_MS = 5_000;
 /** How long a spare may take to load before a session handed to it fails. */
 const SPARE_LISTEN_TIMEOUT_MS = 15_000;
