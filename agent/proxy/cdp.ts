@@ -142,7 +142,7 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
     socket.on('error', (err) => log.debug({ err }, 'client socket error before pipe'));
     // A client sends nothing before the handshake answer; whatever it does send stays in the
     // kernel until the relay (Node or socat) reads it.
-    if (spawner && !opts.tls) holdReads(socket);
+    if (spawner) holdReads(socket);
     const url = new URL(req.url ?? '/', 'http://proxy');
     let claims: CdpClaims;
     let route: Route;

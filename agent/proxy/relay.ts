@@ -20,7 +20,6 @@ export type RelayKind = 'socat' | 'node';
 export type RelayMode = 'auto' | RelayKind;
 
 export interface Relay {
-  readonly kind: RelayKind;
   /** Bytes in and out of the client's connection so far (the handshake included). */
   bytes(): number;
   /** Ends the connection on both sides. */
@@ -97,7 +96,6 @@ export function nodeRelay(client: Duplex, upstream: net.Socket): Relay {
   upstream.pipe(client);
   client.pipe(upstream);
   return {
-    kind: 'node',
     bytes: () => (clientSocket.bytesRead ?? 0) + (clientSocket.bytesWritten ?? 0),
     close() {
       client.destroy();
@@ -110,6 +108,12 @@ export function nodeRelay(client: Duplex, upstream: net.Socket): Relay {
 /** The relay's shell: socat with the sockets as fds 3 and 4, then the shell's own I/O counts,
  *  which include those of its reaped child (`wchar`: what socat wrote to both sockets). */
 export const socatScript = `"$0" -b ${SOCAT_BUFFER} FD:3 FD:4; exec 3<&- 4<&-; cat /proc/$$/io`;
+
+/** `wchar` of a /proc/<pid>/io text: bytes the process (and its reaped children) wrote. */
+export function wcharOf(io: string): number | undefined {
+  const m = /^wchar:\s*(\d+)$/m.exec(io);
+  return m ? Number(m[1]) : undefined;
+}
 
 export interface SocatSpawner {
   /** Whether the spawner process is up; until then (and after it died) Node relays. */
@@ -229,13 +233,11 @@ export function startSocatSpawner(socat: string, log: Logger): SocatSpawner {
       request({ type: 'client', id, answer: answer.toString('base64') }, client);
       request({ type: 'upstream', id }, upstream);
       return {
-        kind: 'socat',
         bytes() {
           if (final !== undefined) return before + final;
           const pid = liveSocat();
-          const io = pid === undefined ? undefined : readProc(`/proc/${pid}/io`);
-          const wchar = io ? /^wchar:\s*(\d+)$/m.exec(io) : null;
-          if (wchar) moved = Math.max(moved, Number(wchar[1]));
+          const wchar = pid === undefined ? undefined : wcharOf(readProc(`/proc/${pid}/io`) ?? '');
+          if (wchar !== undefined) moved = Math.max(moved, wchar);
           return before + moved;
         },
         close() {

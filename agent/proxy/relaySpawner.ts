@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import type net from 'node:net';
 import { SpawnerRequest, type SpawnerReport } from '../../schema/agent.ts';
-import { holdReads, socatScript } from './relay.ts';
+import { holdReads, socatScript, wcharOf } from './relay.ts';
 
 const socat = process.argv[2];
 if (!socat || !process.send) {
@@ -49,8 +49,8 @@ function start(id: number, client: net.Socket, upstream: net.Socket, answer: Buf
     });
     child.once('error', (e) => fail(`socat could not be started: ${e.message}`));
     child.once('close', () => {
-      const wchar = /^wchar:\s*(\d+)$/m.exec(out);
-      report({ type: 'ended', id, ...(wchar ? { wchar: Number(wchar[1]) } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
+      const wchar = wcharOf(out);
+      report({ type: 'ended', id, ...(wchar !== undefined ? { wchar } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
     });
   });
 }

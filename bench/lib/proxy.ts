@@ -142,7 +142,7 @@ export async function runProxy(server: BenchServer, opts: { chromePath: string; 
     return {
       calls,
       rounds: results.map((x) => ({ proxiedRps: round(x.proxiedRps), directRps: round(x.directRps), proxiedBigMs: round(x.proxiedBigMs), directBigMs: round(x.directBigMs) })),
-      relay: server.env.AGENT_RELAY === 'node' ? 'node' : relayOf(server),
+      relay: relayOf(server),
       direct: kind,
       directNote: note,
       proxiedRps: round(median(results.map((x) => x.proxiedRps))),

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { progress } from './log.ts';
-import { browsersUnder, isGone, launchersOf, listProcesses, tree } from './procfs.ts';
+import { browsersUnder, isGone, launchersOf, listProcesses } from './procfs.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CARAVAN = path.join(ROOT, 'bin/caravan.js');
