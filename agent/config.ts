@@ -1,5 +1,6 @@
 // Parses the environment of the browser launcher and of the standalone node agent (the only place in agent/ that reads env).
 import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { Viewport } from '../schema/agent.ts';
 import { defaultChromePath } from './launcher/chromePath.ts';
@@ -77,6 +78,9 @@ export const LauncherEnv = z.object({
   CARAVAN_KEEP_ALIVE: bool(false),
   CARAVAN_WATCH_STDIN: bool(false),
   CARAVAN_WORK_DIR: z.string().trim().min(1).optional(),
+  /** Parent of the user-data dir when it is not CARAVAN_WORK_DIR (a tmpfs, see profileRoot.ts); the
+   *  HTTP and code caches then stay in CARAVAN_WORK_DIR. */
+  CARAVAN_PROFILE_DIR: z.string().trim().optional().refine((v) => !v || path.isAbsolute(v), 'must be an absolute path').transform((v) => (v ? v : undefined)),
   /** Short-lived URL of the context archive to restore before Chromium starts. */
   CARAVAN_CONTEXT_GET_URL: optionalString,
   /** Where to upload the profile after a clean close (persist: true). */
@@ -110,6 +114,7 @@ export const LauncherEnv = z.object({
   keepAlive: e.CARAVAN_KEEP_ALIVE,
   watchStdin: e.CARAVAN_WATCH_STDIN,
   workDir: e.CARAVAN_WORK_DIR ?? os.tmpdir(),
+  profileDir: e.CARAVAN_PROFILE_DIR,
   context: e.CARAVAN_CONTEXT_GET_URL || e.CARAVAN_CONTEXT_PUT_URL
     ? { getUrl: e.CARAVAN_CONTEXT_GET_URL, putUrl: e.CARAVAN_CONTEXT_PUT_URL, maxBytes: e.CARAVAN_CONTEXT_MAX_BYTES }
     : undefined,

@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: no executable browser at ${chromePath} (pass --chrome PATH)\n`);
     return 2;
   }
-  const chromeEnv: Record<string, string> = opts.chrome ? { CHROME_PATH: opts.chrome } : {};
+  const chromeEnv: Record<string, string> = { ...(opts.chrome ? { CHROME_PATH: opts.chrome } : {}), BROWSER_PROFILE_DIR: opts.profiles };
   const started = performance.now();
   const loadAtStart = loadAverage();
   if (loadAtStart > os.cpus().length) progress(`warning: load average ${loadAtStart} on ${os.cpus().length} cores before the run; numbers will be noisy`);
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   const page = await servePage();
   const results: BenchResults = {
     machine: machine('unknown', chromePath, loadAtStart),
-    options: { iterations: opts.iterations, only: [...opts.only], chrome: opts.chrome ?? null },
+    options: { iterations: opts.iterations, only: [...opts.only], chrome: opts.chrome ?? null, profiles: opts.profiles },
     durationSeconds: 0,
     lifecycle: {},
     notes: [],
@@ -65,6 +65,7 @@ async function main(): Promise<number> {
     const version = await probe(cold);
     results.machine = machine(version.product, chromePath, loadAtStart);
     progress(`browser: ${version.product}`);
+    results.notes.push(`browser profiles (user-data dirs): ${cold.profilesInMemory ? 'in memory' : 'on disk'}, ${cold.profilesDir} (BROWSER_PROFILE_DIR=${opts.profiles}); HTTP and code caches on disk.`);
     // The control plane's memory after start and one session, before any load.
     const idleMiB = controlPlaneMiB(cold);
     if (only.has('lifecycle')) {

@@ -57,6 +57,9 @@ export const ConfigSchema = z
     AGENT_RELAY: z.enum(['auto', 'socat', 'node'], { error: 'AGENT_RELAY must be auto, socat or node' }).default('auto'),
     /** Where socat is looked up. */
     PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+    /** Where browsers' user-data dirs live: auto (memory, /dev/shm, when it is a tmpfs with 1 GiB free;
+     *  else disk), disk, or an absolute path. Nomad jobs keep them in the task dir unless a path is given. */
+    BROWSER_PROFILE_DIR: z.string().trim().refine((v) => v === 'auto' || v === 'disk' || path.isAbsolute(v), 'BROWSER_PROFILE_DIR must be auto, disk or an absolute path').default('auto'),
     POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
     POOL_SPARE_LAUNCHERS: z.coerce.number().int().min(0).max(8).default(1),
     NODE_CAPACITY: z.coerce.number().int().positive().default(16),

@@ -22,6 +22,7 @@ import { createRuntime, registerRuntime, type RuntimeOptions } from './runtime/r
 import { localScheduler, type LocalScheduler } from './scheduler/local.ts';
 import { bundleLauncher } from './scheduler/launcherBundle.ts';
 import { findSocat } from '../agent/proxy/relay.ts';
+import { resolveProfileRoot, sweepLauncherDirs } from '../agent/launcher/profileRoot.ts';
 import { startNomadScheduler } from './scheduler/nomad/index.ts';
 import type { Scheduler } from './scheduler/types.ts';
 import { endSession } from './sessions/end.ts';
@@ -212,6 +213,12 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
   const nodeId = config.CARAVAN_NODE_ID;
   const workDir = path.join(config.dataDir, 'browsers');
   await fs.mkdir(workDir, { recursive: true });
+  const profiles = await resolveProfileRoot(config.BROWSER_PROFILE_DIR, workDir, config.dataDir);
+  // Launchers of an earlier run are gone (they end with this process); a crash left their dirs.
+  const swept = (await sweepLauncherDirs(workDir)) + (profiles.dir === workDir ? 0 : await sweepLauncherDirs(profiles.dir));
+  // The directory auto made in /dev/shm goes when it is empty again (every launcher removes its own).
+  if (profiles.dir !== workDir && config.BROWSER_PROFILE_DIR === 'auto') cleanups.push(() => fs.rmdir(profiles.dir).catch(() => undefined));
+  log.info({ profileDir: profiles.dir, inMemory: profiles.inMemory, ...(profiles.note ? { why: profiles.note } : {}), ...(swept ? { swept } : {}) }, 'browser profiles');
   const agent = createAgent({
     nodeId,
     publicHost: config.AGENT_PUBLIC_HOST,
@@ -245,6 +252,7 @@ async function startLocalNode(base: Omit<Deps, 'scheduler'>, config: Config, log
     spareLaunchers: config.POOL_SPARE_LAUNCHERS,
     chromePath: config.CHROME_PATH,
     workDir,
+    ...(profiles.dir === workDir ? {} : { profileDir: profiles.dir }),
     launcher: bundleLauncher(),
     controlUrl: base.controlUrl,
     agentUrl: () => agent.address().controlUrl,

@@ -8,6 +8,7 @@ import { ProfileError, restoreProfile, saveProfile } from './profile.ts';
 import type { LauncherConfig } from '../config.ts';
 import { controlPlaneClient, type ControlPlaneClient } from '../report.ts';
 import { launchChromium, setViewport, type Chromium, type Exit } from './chromium.ts';
+import { LAUNCHER_DIR_PREFIX } from './profileRoot.ts';
 
 export interface LauncherDeps {
   log: Logger;
@@ -156,7 +157,12 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
   async function run(): Promise<number> {
     const label = config.pool ? 'pool' : config.standby ? 'standby' : config.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60);
-    const dir = await fs.mkdtemp(path.join(config.workDir, `caravan-${label}-`));
+    const dir = await fs.mkdtemp(path.join(config.profileDir ?? config.workDir, `${LAUNCHER_DIR_PREFIX}${label}-`));
+    // A profile in memory keeps what grows with browsing (HTTP and code caches) on disk.
+    const cacheDir = config.profileDir && path.resolve(config.profileDir) !== path.resolve(config.workDir)
+      ? await fs.mkdtemp(path.join(config.workDir, `${LAUNCHER_DIR_PREFIX}${label}-cache-`))
+      : undefined;
+    const removeDirs = () => Promise.all([removeDir(dir), ...(cacheDir ? [removeDir(cacheDir)] : [])]);
     let browser: Chromium | undefined;
     let routed = false;
 
@@ -166,7 +172,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       if (browser?.running()) await browser.close(deps.closeTimeoutMs);
       if (routed) await deleteRoute();
       await report(controlPlane, { status: 'FAILED', message: message.slice(0, 2000) });
-      await removeDir(dir);
+      await removeDirs();
       return 1;
     };
 
@@ -183,7 +189,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       }
       if (routed) await deleteRoute();
       await report(quickControlPlane, { status: 'STOPPED', message: `stopped: ${reason}${saved}` });
-      await removeDir(dir);
+      await removeDirs();
       log.info({ stopMs: Math.round(performance.now() - ts) }, 'stopped');
       return 0;
     };
@@ -220,6 +226,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
         viewport,
         log,
         timeoutMs: deps.launchTimeoutMs,
+        ...(cacheDir ? { extraArgs: [`--disk-cache-dir=${cacheDir}`] } : {}),
         signal: startAbort.signal,
       });
     } catch (err) {

@@ -1,4 +1,5 @@
-// Command-line options of `npm run bench -- [--chrome PATH] [--iterations N] [--only a,b]`.
+// Command-line options of `npm run bench -- [--chrome PATH] [--iterations N] [--only a,b] [--profiles auto|disk|PATH]`.
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 export const SECTIONS = ['lifecycle', 'proxy', 'density', 'api'] as const;
@@ -10,9 +11,11 @@ export interface BenchOptions {
   /** Lifecycle iterations per mode (cold, warm). */
   iterations: number;
   only: ReadonlySet<Section>;
+  /** BROWSER_PROFILE_DIR of the servers: auto (memory when /dev/shm allows), disk, or a path. */
+  profiles: string;
 }
 
-export const USAGE = `usage: npm run bench -- [--chrome PATH] [--iterations N] [--only ${SECTIONS.join(',')}]`;
+export const USAGE = `usage: npm run bench -- [--chrome PATH] [--iterations N] [--only ${SECTIONS.join(',')}] [--profiles auto|disk|PATH]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -21,6 +24,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       chrome: { type: 'string' },
       iterations: { type: 'string', default: '30' },
       only: { type: 'string' },
+      profiles: { type: 'string', default: 'auto' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -37,5 +41,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (!section) throw new Error(`--only: unknown section "${name}" (one of ${SECTIONS.join(', ')})`);
     only.add(section);
   }
-  return { chrome: values.chrome, iterations, only };
+  const profiles = values.profiles;
+  if (profiles !== 'auto' && profiles !== 'disk' && !path.isAbsolute(profiles)) throw new Error(`--profiles must be auto, disk or an absolute path, got "${profiles}"`);
+  return { chrome: values.chrome, iterations, only, profiles };
 }

@@ -20,7 +20,7 @@ export interface Machine {
 
 export interface BenchResults {
   machine: Machine;
-  options: { iterations: number; only: string[]; chrome: string | null };
+  options: { iterations: number; only: string[]; chrome: string | null; profiles: string };
   durationSeconds: number;
   /** cold: POOL_SIZE=0 with the default spare launcher; bare: POOL_SIZE=0 and POOL_SPARE_LAUNCHERS=0. */
   lifecycle: { cold?: LifecycleResult; bare?: LifecycleResult; warm?: LifecycleResult };

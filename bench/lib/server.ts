@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { resolveProfileRoot } from '../../agent/launcher/profileRoot.ts';
 import { progress } from './log.ts';
 import { browsersUnder, isGone, launchersOf, listProcesses } from './procfs.ts';
 
@@ -21,6 +22,9 @@ export interface BenchServer {
   url: string;
   pid: number;
   dataDir: string;
+  /** Where its browsers' user-data dirs are (BROWSER_PROFILE_DIR resolved). */
+  profilesDir: string;
+  profilesInMemory: boolean;
   projectId: string;
   apiKey: string;
   env: Record<string, string>;
@@ -103,6 +107,7 @@ export async function startServer(label: string, extraEnv: Record<string, string
     NODE_CAPACITY: '32',
     ...extraEnv,
   };
+  const profiles = await resolveProfileRoot(env.BROWSER_PROFILE_DIR ?? 'auto', path.join(dataDir, 'browsers'), dataDir);
   const child = spawn(process.execPath, [CARAVAN, 'serve'], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   // pino logs (warn and above) go to stdout, crashes to stderr: keep the last lines of both.
   const tail: string[] = [];
@@ -148,12 +153,13 @@ export async function startServer(label: string, extraEnv: Record<string, string
     // Nothing of this server may outlive it: browsers or PostgreSQL left behind under its
     // data dir (only processes this bench started name that temp dir) are killed by pid.
     for (const p of listProcesses()) {
-      if (p.cmdline.some((a) => a.includes(dataDir)) && !isGone(p.pid)) {
+      if (p.cmdline.some((a) => a.includes(dataDir) || a.includes(profiles.dir)) && !isGone(p.pid)) {
         progress(`${label}: killing leftover pid ${p.pid} (${p.comm})`);
         try { process.kill(p.pid, 'SIGKILL'); } catch { /* already gone */ }
       }
     }
     await fs.rm(parentDir, { recursive: true, force: true, maxRetries: 3 });
+    await fs.rm(profiles.dir, { recursive: true, force: true, maxRetries: 3 });
   }
 
   const t0 = performance.now();
@@ -173,7 +179,7 @@ export async function startServer(label: string, extraEnv: Record<string, string
     const project = CreatedProject.parse(await cli(['project', 'create', '--name', 'bench', '--concurrency', '40', '--url', url]));
     const { key } = CreatedKey.parse(await cli(['apikey', 'create', '--project', project.id, '--url', url]));
     const sdk = new Browserbase({ apiKey: key, baseURL: url, maxRetries: 0, timeout: 120_000, defaultHeaders: { 'x-svc-api-key': key } });
-    return { label, url, pid, dataDir, projectId: project.id, apiKey: key, env, sdk, stderrTail, exitInfo: () => exit, stop };
+    return { label, url, pid, dataDir, profilesDir: profiles.dir, profilesInMemory: profiles.inMemory, projectId: project.id, apiKey: key, env, sdk, stderrTail, exitInfo: () => exit, stop };
   } catch (err) {
     await stop();
     throw new ServerError(`${label} server: ${err instanceof Error ? err.message : String(err)}`, stderrTail());
@@ -200,5 +206,5 @@ export async function releaseSession(server: BenchServer, id: string): Promise<v
   await server.sdk.sessions.update(id, { projectId: server.projectId, status: 'REQUEST_RELEASE' });
 }
 
-/** Browsers running under this server's data dir. */
-export const serverBrowsers = (server: BenchServer) => browsersUnder(server.dataDir);
+/** Browsers of this server (their user-data dirs lie in its profiles dir). */
+export const serverBrowsers = (server: BenchServer) => browsersUnder(server.profilesDir);

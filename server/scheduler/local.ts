@@ -19,6 +19,8 @@ export interface LocalSchedulerOptions {
   spareLaunchers: number;
   chromePath: string;
   workDir: string;
+  /** Parent of the user-data dirs when not workDir (memory); caches stay in workDir. */
+  profileDir?: string;
   /** How to start a launcher: the bundled module (fast) or the TypeScript source. */
   launcher: { entry: string; nodeArgs: string[] };
   controlUrl: () => string;
@@ -97,6 +99,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     CHROME_PATH: opts.chromePath,
     CARAVAN_WATCH_STDIN: 'true',
     CARAVAN_WORK_DIR: opts.workDir,
+    ...(opts.profileDir ? { CARAVAN_PROFILE_DIR: opts.profileDir } : {}),
     CARAVAN_IPC_READY: 'true',
   });
 

@@ -62,8 +62,10 @@ describe('parseLauncherEnv', () => {
     const c = parseLauncherEnv({
       ...launcherEnv, CARAVAN_VIEWPORT: '1920x1080', CARAVAN_KEEP_ALIVE: 'true', CARAVAN_WATCH_STDIN: 'TRUE',
       CHROME_PATH: '/usr/lib/chromium/chromium-headless-shell', CARAVAN_WORK_DIR: '/var/lib/caravan', CARAVAN_NODE_ID: 'n1',
+      CARAVAN_PROFILE_DIR: '/dev/shm/caravan-x',
     });
-    expect(c).toMatchObject({ viewport: { width: 1920, height: 1080 }, keepAlive: true, watchStdin: true, workDir: '/var/lib/caravan', nodeId: 'n1' });
+    expect(c).toMatchObject({ viewport: { width: 1920, height: 1080 }, keepAlive: true, watchStdin: true, workDir: '/var/lib/caravan', nodeId: 'n1', profileDir: '/dev/shm/caravan-x' });
+    expect(parseLauncherEnv(launcherEnv).profileDir).toBeUndefined();
   });
 
   it.each([
@@ -74,6 +76,7 @@ describe('parseLauncherEnv', () => {
     [{ CARAVAN_VIEWPORT: '1920*1080' }, /CARAVAN_VIEWPORT: expected WIDTHxHEIGHT/],
     [{ CARAVAN_VIEWPORT: '10x10' }, /CARAVAN_VIEWPORT/],
     [{ CARAVAN_KEEP_ALIVE: 'yes please' }, /CARAVAN_KEEP_ALIVE: expected true or false/],
+    [{ CARAVAN_PROFILE_DIR: 'shm/profiles' }, /CARAVAN_PROFILE_DIR: must be an absolute path/],
   ])('names the bad variable (%o)', (patch, message) => {
     expect(() => parseLauncherEnv({ ...launcherEnv, ...patch })).toThrow(message);
   });

@@ -4,11 +4,13 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { chromium as playwright } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../agent/agent.ts';
 import { parseLauncherEnv } from '../../agent/config.ts';
 import { cdpCommands } from '../../agent/launcher/chromium.ts';
 import { runLauncher } from '../../agent/launcher/launcher.ts';
+import { isTmpfsWithRoom, SHM_DIR } from '../../agent/launcher/profileRoot.ts';
 import { SessionReport, type BrowserInfo, type SessionAssignment } from '../../schema/agent.ts';
 import { REPORT_SESSION } from '../../schema/graphql-ops.ts';
 import { cdpCommand, isAlive, mintCdpToken, mintLauncherToken, secrets, signalSink, tempDir, testLog, waitFor } from './helpers.ts';
@@ -125,6 +127,42 @@ describe('launcher', { timeout: 30_000 }, () => {
     await expect(handle.ready).rejects.toThrow(/could not be started/);
     expect(await handle.done).toBe(1);
     expect(statuses(sessionId)).toEqual(['FAILED']);
+  });
+
+  it('with CARAVAN_PROFILE_DIR keeps the profile there and the HTTP and code caches in the work dir, and removes both on stop', async () => {
+    const sessionId = 'sess_launch_profile_dir';
+    const profileDir = await fs.mkdtemp(path.join((await isTmpfsWithRoom(SHM_DIR)) ? SHM_DIR : os.tmpdir(), 'caravan-test-profiles-'));
+    const pages = http.createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': req.url === '/app.js' ? 'text/javascript' : 'text/html', 'Cache-Control': 'max-age=3600' });
+      res.end(req.url === '/app.js' ? 'document.title = "cached";' : '<!doctype html><script src="/app.js"></script><p>hi</p>');
+    });
+    await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
+    try {
+      const handle = runLauncher(parseLauncherEnv(await env(sessionId, { CARAVAN_PROFILE_DIR: profileDir })), { log: testLog() });
+      const info = await handle.ready;
+      expect(path.dirname(info.userDataDir)).toBe(profileDir);
+      const cacheName = (await fs.readdir(workDir)).find((d) => d.startsWith(`caravan-${sessionId}-cache-`));
+      expect(cacheName).toBeDefined();
+      const cacheDir = path.join(workDir, cacheName!);
+
+      const browser = await playwright.connectOverCDP(`http://127.0.0.1:${info.port}`);
+      const page = browser.contexts()[0]!.pages()[0]!;
+      await page.goto(`http://127.0.0.1:${(pages.address() as { port: number }).port}/`);
+      expect(await page.title()).toBe('cached');
+      await browser.close();
+      // The page's responses were cached in the work dir, not in the profile.
+      await waitFor(async () => (await fs.readdir(path.join(cacheDir, 'Default', 'Cache', 'Cache_Data')).catch(() => [])).length > 0, 10_000, 'HTTP cache entries in the work dir');
+      await expect(fs.stat(path.join(info.userDataDir, 'Default', 'Cache'))).rejects.toThrow(/ENOENT/);
+      expect((await fs.readdir(path.join(info.userDataDir, 'Default'))).length).toBeGreaterThan(0);
+
+      expect(await handle.stop('SIGTERM')).toBe(0);
+      await expect(fs.stat(info.userDataDir)).rejects.toThrow(/ENOENT/);
+      await expect(fs.stat(cacheDir)).rejects.toThrow(/ENOENT/);
+    } finally {
+      pages.closeAllConnections();
+      pages.close();
+      await fs.rm(profileDir, { recursive: true, force: true });
+    }
   });
 
   it('stops cleanly when asked to stop before the browser is ready', async () => {

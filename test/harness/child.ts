@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, spawnCaravan, type Child } from '../fixtures/processes.ts';
+import { resolveProfileRoot } from '../../agent/launcher/profileRoot.ts';
 import { testDatabaseUrl } from './db.ts';
 import { TEST_SECRET } from './server.ts';
 import { waitFor } from './waitFor.ts';
@@ -15,6 +16,8 @@ export interface ChildServer {
   apiKey: string;
   projectId: string;
   dataDir: string;
+  /** Where its browsers keep their user-data dirs (/dev/shm on this machine). */
+  profilesDir: string;
   stop(): Promise<void>;
 }
 
@@ -52,11 +55,13 @@ export async function startChildServer(env: Record<string, string> = {}): Promis
       what: 'the child server to answer',
     }),
   ]);
+  const profilesDir = (await resolveProfileRoot(env.BROWSER_PROFILE_DIR ?? 'auto', path.join(dataDir, 'browsers'), dataDir)).dir;
   return {
-    url, child, apiKey, projectId, dataDir,
+    url, child, apiKey, projectId, dataDir, profilesDir,
     async stop() {
       await child.stop();
       await fs.rm(dataDir, { recursive: true, force: true });
+      await fs.rm(profilesDir, { recursive: true, force: true });
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Clock, Deps } from '../../server/deps.ts';
 import { createServer, type CaravanServer, type ServerOptions } from '../../server/main.ts';
 import { createProject } from '../../server/projects/projects.ts';
 import { testDatabaseUrl } from './db.ts';
+import { resolveProfileRoot } from '../../agent/launcher/profileRoot.ts';
 
 export const TEST_SECRET = 'test-secret-0123456789-0123456789-abcdef';
 
@@ -19,6 +20,8 @@ export interface Harness {
   url: string;
   deps: Deps;
   dataDir: string;
+  /** Where this node's browsers keep their user-data dirs (BROWSER_PROFILE_DIR resolved: /dev/shm on this machine). */
+  profilesDir: string;
   /** A new project with its own API key. */
   project(opts?: { concurrency?: number; defaultTimeout?: number }): Promise<{ projectId: string; apiKey: string }>;
   stop(): Promise<void>;
@@ -30,8 +33,10 @@ export async function startHarness(opts: {
   clock?: Clock;
   /** Replaceable parts of the operator runtime (an mDNS advertiser, tunnel timers). */
   runtime?: ServerOptions['runtime'];
+  /** An existing data dir (default: a new temp dir); removed by stop() either way. */
+  dataDir?: string;
 } = {}): Promise<Harness> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'caravan-test-'));
+  const dataDir = opts.dataDir ?? await fs.mkdtemp(path.join(os.tmpdir(), 'caravan-test-'));
   const config = loadConfig({
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -55,11 +60,13 @@ export async function startHarness(opts: {
   });
   await server.start();
   const deps = server.deps();
+  const profilesDir = (await resolveProfileRoot(config.BROWSER_PROFILE_DIR, path.join(config.dataDir, 'browsers'), config.dataDir)).dir;
   return {
     server,
     url: server.address().url,
     deps,
     dataDir,
+    profilesDir,
     async project(p = {}) {
       const project = await createProject(deps.db, { name: `test ${crypto.randomUUID().slice(0, 6)}`, ...p });
       const key = await createApiKey(deps.db, [project.id]);
@@ -68,6 +75,8 @@ export async function startHarness(opts: {
     async stop() {
       await server.stop();
       await fs.rm(dataDir, { recursive: true, force: true });
+      // This data dir's own (/dev/shm/caravan-<hash of it>): nothing else uses it.
+      await fs.rm(profilesDir, { recursive: true, force: true });
     },
   };
 }

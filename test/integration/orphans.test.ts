@@ -17,8 +17,8 @@ it('kill -9 of the control plane leaves no Chromium (session or pooled) within 1
   expect(res.status).toBe(201);
   const { id } = (await res.json()) as { id: string };
   expect(id).toMatch(/^sess_/);
-  // Every browser of this server, the session's and the warm pool's, runs under its data dir.
-  const browsers = () => processesMentioning(`--user-data-dir=${server!.dataDir}`);
+  // Every browser of this server, the session's and the warm pool's, keeps its profile there.
+  const browsers = () => processesMentioning(`--user-data-dir=${server!.profilesDir}`);
   await waitFor(() => browsers().length > 0, { what: 'browsers to run' });
   server.child.proc.kill('SIGKILL');
   const t0 = Date.now();

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
-const browsersDir = () => path.join(h.dataDir, 'browsers');
+const browsersDir = () => h.profilesDir;
 /** Seconds since boot, as /proc counts process start times (10 ms ticks). */
 const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
 const startedAt = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]) / 100;

@@ -56,10 +56,13 @@ describe('infra/nomad/browser-session.json', () => {
 
   it('is adjusted to the config, and pinned per node with a constraint on the Nomad node id', async () => {
     const config = loadConfig({ NOMAD_LAUNCHER_COMMAND: '/usr/local/bin/node /srv/caravan/launcher.mjs', NOMAD_DATACENTERS: 'dc1, dc2' });
-    const job = baseJob(await loadJobFile(), { id: 'cb', namespace: 'browsers', datacenters: config.NOMAD_DATACENTERS!.split(',').map((d) => d.trim()), launcherCommand: parseCommand(config.NOMAD_LAUNCHER_COMMAND)!, chromePath: '/opt/chrome' });
+    const job = baseJob(await loadJobFile(), { id: 'cb', namespace: 'browsers', datacenters: config.NOMAD_DATACENTERS!.split(',').map((d) => d.trim()), launcherCommand: parseCommand(config.NOMAD_LAUNCHER_COMMAND)!, chromePath: '/opt/chrome', profileDir: '/dev/shm/caravan' });
     expect(job).toMatchObject({ ID: 'cb', Name: 'cb', Namespace: 'browsers', Datacenters: ['dc1', 'dc2'] });
     expect(task(job as unknown as Json).Config).toEqual({ command: '/usr/local/bin/node', args: ['/srv/caravan/launcher.mjs'] });
     expect(task(job as unknown as Json).Env.CHROME_PATH).toBe('/opt/chrome');
+    expect(task(job as unknown as Json).Env.CARAVAN_PROFILE_DIR).toBe('/dev/shm/caravan');
+    // Without a path the launcher keeps profiles in its task dir (Nomad removes it with the allocation).
+    expect(task(baseJob(await loadJobFile(), { id: 'cb' }) as unknown as Json).Env).not.toHaveProperty('CARAVAN_PROFILE_DIR');
     const pinned = pinnedJob({ ...job, Version: 3, JobModifyIndex: 99, Status: 'running' }, 'vm-1', 'abcd-1234');
     expect(pinned).toMatchObject({ ID: 'cb-vm-1', Name: 'cb-vm-1', Constraints: [{ LTarget: '${node.unique.id}', RTarget: 'abcd-1234', Operand: '=' }], Meta: { caravan_node: 'vm-1' } });
     expect(pinned).not.toHaveProperty('Version');

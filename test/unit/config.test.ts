@@ -22,6 +22,12 @@ describe('loadConfig defaults', () => {
     expect(c.SERVICE_BOOTSTRAP_API_KEY).toBeUndefined();
     expect(c.dataDir).toBe(path.resolve('./.caravan'));
     expect(path.isAbsolute(c.dataDir)).toBe(true);
+    expect(c.BROWSER_PROFILE_DIR).toBe('auto'); // in memory when /dev/shm allows
+  });
+
+  it('takes disk or an absolute path for the browser profiles', () => {
+    expect(loadConfig({ BROWSER_PROFILE_DIR: 'disk' }).BROWSER_PROFILE_DIR).toBe('disk');
+    expect(loadConfig({ BROWSER_PROFILE_DIR: '/mnt/ram/caravan' }).BROWSER_PROFILE_DIR).toBe('/mnt/ram/caravan');
   });
 
   it('treats empty variables as unset', () => {
@@ -69,6 +75,7 @@ describe('loadConfig refuses bad values and names the variable', () => {
     ['an unknown event bus', { EVENT_BUS: 'kafka' }, /EVENT_BUS/],
     ['an unknown log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     ['a TLS certificate without its key', { AGENT_TLS_CERT: '/etc/cert.pem' }, /AGENT_TLS_KEY/],
+    ['a relative profile dir', { BROWSER_PROFILE_DIR: 'profiles' }, /BROWSER_PROFILE_DIR must be auto, disk or an absolute path/],
   ])('fails fast on %s', (_what, env, names) => {
     const message = bad(env);
     expect(message).toMatch(/^invalid configuration/);

@@ -1,6 +1,7 @@
 // SCHEDULER=nomad, composed: the Nomad client from config, the browser-session job (from its
 // JSON file, adjusted to config), the scheduler following allocations, and the node reaper.
 // Node agents are separate processes (`caravan agent`, a Nomad system job); nothing runs in here.
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { releaseContextLock } from '../../contexts/attach.ts';
@@ -29,6 +30,7 @@ export async function startNomadScheduler(
     id: config.NOMAD_JOB_ID,
     namespace: config.NOMAD_NAMESPACE,
     chromePath: config.CHROME_PATH,
+    ...(path.isAbsolute(config.BROWSER_PROFILE_DIR) ? { profileDir: config.BROWSER_PROFILE_DIR } : {}),
     ...(config.NOMAD_REGION ? { region: config.NOMAD_REGION } : {}),
     ...(config.NOMAD_DATACENTERS ? { datacenters: config.NOMAD_DATACENTERS.split(',').map((d) => d.trim()).filter(Boolean) } : {}),
     ...(launcherCommand ? { launcherCommand } : {}),

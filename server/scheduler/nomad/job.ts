@@ -56,6 +56,8 @@ export interface JobOverrides {
   /** argv of the launcher: [command, ...args]. */
   launcherCommand?: string[];
   chromePath?: string;
+  /** CARAVAN_PROFILE_DIR of the launcher (BROWSER_PROFILE_DIR when it is a path); unset, profiles stay in the task dir. */
+  profileDir?: string;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -79,6 +81,7 @@ export function baseJob(template: JobJson, o: JobOverrides): JobJson {
     task.Config = { ...task.Config, command, args };
   }
   if (o.chromePath) task.Env = { ...task.Env, CHROME_PATH: o.chromePath };
+  if (o.profileDir) task.Env = { ...task.Env, CARAVAN_PROFILE_DIR: o.profileDir };
   return job;
 }
 
