@@ -4,6 +4,7 @@ import type { NodeSignal } from '../schema/agent.ts';
 import type { SecretSource } from '../schema/token.ts';
 import { createControlListener } from './control.ts';
 import { createCdpProxy, type TlsFiles } from './proxy/cdp.ts';
+import type { HandOverTiming } from './proxy/relay.ts';
 import { createWebDriverRelay } from './proxy/webdriver.ts';
 import { createRouteRegistry, type RouteRegistry, type Timers } from './routes.ts';
 import { httpFrameSink, startScreencast, type Screencast, type ScreencastSpec } from './screencast.ts';
@@ -24,6 +25,8 @@ export interface AgentOptions {
   idleGraceMs: number;
   /** socat's path: the CDP proxy hands upgraded connections to it (proxy/relay.ts); unset: Node relays them. */
   socat?: string;
+  /** When socat takes a connection over from Node (default: 50 ms quiet, or 2 s in). */
+  handOver?: HandOverTiming;
   /** Already wrapped in cachedSecret. */
   secrets: SecretSource;
   signals: (list: NodeSignal[]) => Promise<void>;
@@ -53,7 +56,7 @@ export function createAgent(opts: AgentOptions): Agent {
   const log = opts.log.child({ nodeId: opts.nodeId });
   const routes = createRouteRegistry({ idleGraceMs: opts.idleGraceMs, signals: opts.signals, log, timers: opts.timers });
   const common = { routes, secrets: opts.secrets, log, tls: opts.tls, now: opts.now };
-  const cdp = createCdpProxy({ ...common, host: opts.bindHost, port: opts.cdpPort, publicHost: opts.publicHost, ...(opts.socat ? { socat: opts.socat } : {}) });
+  const cdp = createCdpProxy({ ...common, host: opts.bindHost, port: opts.cdpPort, publicHost: opts.publicHost, ...(opts.socat ? { socat: opts.socat } : {}), ...(opts.handOver ? { handOver: opts.handOver } : {}) });
   const webdriver = createWebDriverRelay({ ...common, host: opts.bindHost, port: opts.webdriverPort, chromedriverPath: opts.chromedriverPath });
   const control = createControlListener({ routes, secrets: opts.secrets, log, port: opts.controlPort, now: opts.now });
   let started = false;

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { CdpClaims, SecretSource } from '../../schema/token.ts';
 import type { Route, RouteRegistry } from '../routes.ts';
-import { canHandOver, holdReads, nodeRelay, startSocatSpawner, type Relay, type SocatSpawner } from './relay.ts';
+import { canHandOver, holdReads, lateSocatRelay, nodeRelay, startSocatSpawner, type HandOverTiming, type Relay, type SocatSpawner } from './relay.ts';
 import { bearer, TokenError, verifyCdpToken } from '../tokens.ts';
 
 export interface TlsFiles {
@@ -31,6 +31,8 @@ export interface CdpProxyOptions {
   now?: () => Date;
   /** socat's path: upgraded plain-TCP connections are relayed by it (see relay.ts); unset: by Node. */
   socat?: string;
+  /** When a connection goes from Node to socat (default: 50 ms quiet, or 2 s after the handshake). */
+  handOver?: HandOverTiming;
 }
 
 export interface CdpProxy {
@@ -166,8 +168,8 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
 
   function pipe(req: http.IncomingMessage, client: Duplex, head: Buffer, sessionId: string, route: Route, path: string): void {
     const slog = log.child({ sessionId });
-    // Nothing of the browser's socket is read here until its handshake answer is due, so that
-    // after a 101 both sockets can go to socat with every later byte still unread.
+    // Nothing of the browser's socket is read here until its handshake answer is due: its
+    // first chunk is the answer alone (a browser sends nothing after a 101 until asked).
     const upstream = new net.Socket();
     upstream.pause();
     upstream.connect({ host: '127.0.0.1', port: route.browserPort });
@@ -232,15 +234,9 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
         track(r);
         void r.done.then(() => attached?.detach());
       };
-      if (spawner?.ready() && canHandOver(client, upstream)) {
-        // The spawner writes the answer to the client, then socat takes over: nothing the client
-        // sends once it has the answer can be read by anyone but socat.
-        holdReads(upstream);
-        start(spawner.relay(client, upstream, first));
-        return;
-      }
       client.write(first);
-      start(nodeRelay(client, upstream));
+      // Plain TCP: Node relays the client's first burst, socat the rest (see lateSocatRelay).
+      start(spawner?.ready() && canHandOver(client, upstream) ? lateSocatRelay(client, upstream, spawner, opts.handOver) : nodeRelay(client, upstream));
     });
     upstream.resume();
   }

@@ -56,7 +56,10 @@ export function findSocat(mode: RelayMode, envPath: string): string | undefined 
 interface ReadHandle {
   reading: boolean;
   readStop(): number;
+  readStart(): number;
 }
+
+const readHandle = (socket: Duplex) => (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
 
 /**
  * Stops Node from reading a socket (libuv read stop), so that bytes the peer sends stay in the
@@ -64,10 +67,20 @@ interface ReadHandle {
  * stream alone keeps reading ahead into its buffer.
  */
 export function holdReads(socket: Duplex): void {
-  const handle = (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
+  const handle = readHandle(socket);
   if (handle?.reading && typeof handle.readStop === 'function') {
     handle.reading = false;
     handle.readStop();
+  }
+}
+
+/** Undoes holdReads. pipe() and resume() alone may not: a stream that counts itself as
+ *  mid-read never asks its handle again, and the peer's bytes would wait in the kernel. */
+export function resumeReads(socket: Duplex): void {
+  const handle = readHandle(socket);
+  if (handle && handle.reading === false && typeof handle.readStart === 'function' && !socket.destroyed) {
+    handle.reading = true;
+    handle.readStart();
   }
 }
 
@@ -77,8 +90,14 @@ export function canHandOver(client: Duplex, upstream: net.Socket): client is net
     && typeof (client as unknown as { _handle?: { fd?: number } })._handle?.fd === 'number';
 }
 
+export interface NodeRelay extends Relay {
+  /** Stops relaying without touching the sockets (their listeners and pipes are removed), so
+   *  that another relay can take them; `done` then never resolves. */
+  detach(): void;
+}
+
 /** Both directions through Node's streams; when one side closes, the other may flush, then goes. */
-export function nodeRelay(client: Duplex, upstream: net.Socket): Relay {
+export function nodeRelay(client: Duplex, upstream: net.Socket): NodeRelay {
   const clientSocket = client as net.Socket;
   let resolveDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
@@ -91,16 +110,98 @@ export function nodeRelay(client: Duplex, upstream: net.Socket): Relay {
     other.end();
     setTimeout(() => other.destroy(), FLUSH_AFTER_CLOSE_MS).unref();
   };
-  client.once('close', onClose(upstream));
-  upstream.once('close', onClose(client));
+  const onClientClose = onClose(upstream);
+  const onUpstreamClose = onClose(client);
+  client.once('close', onClientClose);
+  upstream.once('close', onUpstreamClose);
   upstream.pipe(client);
   client.pipe(upstream);
+  resumeReads(client);
+  resumeReads(upstream);
   return {
     bytes: () => (clientSocket.bytesRead ?? 0) + (clientSocket.bytesWritten ?? 0),
     close() {
       client.destroy();
       upstream.destroy();
     },
+    done,
+    detach() {
+      client.off('close', onClientClose);
+      upstream.off('close', onUpstreamClose);
+      upstream.unpipe(client);
+      client.unpipe(upstream);
+    },
+  };
+}
+
+/** When a connection relayed by Node first goes to socat (lateSocatRelay). */
+export interface HandOverTiming {
+  /** At the first gap of this long with no byte either way (default 50 ms). */
+  quietMs?: number;
+  /** Or this long after the start, quiet or not (default 2 s). */
+  latestMs?: number;
+}
+
+/**
+ * Node relays first, socat takes over once the connection is quiet. Starting socat takes a few
+ * milliseconds (a shell and socat, spawned by the spawner); at the handshake that time fell on
+ * the client's first commands, which waited in the kernel for it (a warm Playwright connect:
+ * +26 ms over direct through socat, +11 ms through Node, measured). A CDP client's handshake is
+ * a burst of round trips; after it socat starts while the connection idles, and everything
+ * later runs through it. The handover is safe at any moment Node holds no byte: both sockets
+ * stop being read (the kernel keeps what arrives), nothing is waiting to be written, then both
+ * go to the spawner.
+ */
+export function lateSocatRelay(client: net.Socket, upstream: net.Socket, spawner: SocatSpawner, timing: HandOverTiming = {}): Relay {
+  const quietMs = timing.quietMs ?? 50;
+  const latestMs = timing.latestMs ?? 2_000;
+  const node = nodeRelay(client, upstream);
+  let current: Relay = node;
+  let finished = false;
+  let resolveDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const activity = () => quiet.refresh();
+  const stopWatching = () => {
+    clearTimeout(quiet);
+    clearTimeout(latest);
+    client.off('data', activity);
+    upstream.off('data', activity);
+  };
+  const attempt = () => {
+    if (finished || current !== node) return;
+    if (client.destroyed || upstream.destroyed || !spawner.ready()) {
+      stopWatching();
+      return;
+    }
+    // Bytes Node read and has not written yet: try again once they are out.
+    if (client.writableLength + upstream.writableLength + client.readableLength + upstream.readableLength > 0) {
+      setTimeout(attempt, 5).unref();
+      return;
+    }
+    // All in this tick: reads happen only in the event loop's poll phase, so none can come
+    // between the check above and the stop.
+    stopWatching();
+    node.detach();
+    holdReads(client);
+    holdReads(upstream);
+    current = spawner.relay(client, upstream, Buffer.alloc(0));
+    void current.done.then(resolveDone);
+  };
+  const quiet = setTimeout(attempt, quietMs).unref();
+  const latest = setTimeout(attempt, latestMs).unref();
+  client.on('data', activity);
+  upstream.on('data', activity);
+  void node.done.then(() => {
+    if (current !== node) return;
+    finished = true;
+    stopWatching();
+    resolveDone();
+  });
+  return {
+    bytes: () => current.bytes(),
+    close: () => current.close(),
     done,
   };
 }
@@ -120,8 +221,8 @@ export interface SocatSpawner {
   ready(): boolean;
   /** Resolves once it is up, or after `timeoutMs` (or its exit) without it. */
   whenReady(timeoutMs: number): Promise<boolean>;
-  /** Hands an upgraded connection to socat: the spawner writes `answer` (the browser's 101) to
-   *  the client first. This process lets go of both sockets. */
+  /** Hands an upgraded connection to socat: the spawner writes `answer` (the browser's 101, or
+   *  nothing when Node wrote it) to the client first. This process lets go of both sockets. */
   relay(client: net.Socket, upstream: net.Socket, answer: Buffer): Relay;
   stop(): Promise<void>;
 }

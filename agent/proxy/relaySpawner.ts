@@ -29,9 +29,8 @@ function start(id: number, client: net.Socket, upstream: net.Socket, answer: Buf
     upstream.destroy();
     report({ type: 'ended', id, failed: message });
   };
-  if (client.readableLength > 0 || upstream.readableLength > 0) return fail('bytes arrived before the handshake answer');
-  client.write(answer, (err) => {
-    if (err) return fail(`the handshake answer could not be written: ${err.message}`);
+  if (client.readableLength > 0 || upstream.readableLength > 0) return fail('bytes were read before socat could take them');
+  const spawnSocat = () => {
     // Its own process group: the proxy can take the shell down with socat before socat exists.
     const child = spawn('/bin/sh', ['-c', socatScript, socat!], { stdio: ['ignore', 'pipe', 'pipe', client, upstream], detached: true });
     let out = '';
@@ -52,6 +51,12 @@ function start(id: number, client: net.Socket, upstream: net.Socket, answer: Buf
       const wchar = wcharOf(out);
       report({ type: 'ended', id, ...(wchar !== undefined ? { wchar } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
     });
+  };
+  // A connection the proxy relayed itself first already has its answer.
+  if (answer.length === 0) return spawnSocat();
+  client.write(answer, (err) => {
+    if (err) return fail(`the handshake answer could not be written: ${err.message}`);
+    spawnSocat();
   });
 }
 

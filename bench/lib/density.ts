@@ -1,5 +1,7 @@
 // Memory density: N idle keepAlive sessions at once; PSS of each browser's process tree, of
 // each launcher, of the control plane (which hosts the agent) and of the embedded PostgreSQL.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { progress } from './log.ts';
 import { listProcesses, pssKiB, sumPssMiB, tree, type Proc } from './procfs.ts';
 import { createSession, releaseSession, serverBrowsers, until, type BenchServer } from './server.ts';
@@ -14,10 +16,22 @@ export interface DensityResult {
   processesPerBrowser: number;
   /** PSS of one session's launcher (a node process that owns the browser), MiB. */
   launcherMiB: { median: number; total: number };
-  /** Browser tree + launcher, median, MiB. */
+  /** Disk (or, with profiles in memory, RAM) a session's user-data dir takes, MiB (allocated blocks). */
+  profileMiB: { median: number; inMemory: boolean };
+  /** Browser tree + launcher (+ the profile when it is in memory), median, MiB. */
   perSessionMiB: number;
   controlPlaneMiB: { idle: number; loaded: number };
   postgresMiB: number;
+}
+
+/** What a directory tree occupies (st_blocks, as du counts it): on tmpfs, that much RAM. */
+async function allocatedBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    const st = await fs.lstat(path.join(e.parentPath, e.name)).catch(() => undefined);
+    total += (st?.blocks ?? 0) * 512;
+  }
+  return total;
 }
 
 const isPostgres = (p: Proc) => p.comm === 'postgres' || p.cmdline[0]?.endsWith('/postgres') === true;
@@ -56,6 +70,8 @@ export async function runDensity(server: BenchServer, sessions = 20, idleMiB = c
     const launcherPids = new Set(browsers.map((b) => b.root.ppid).filter((pid) => pid !== server.pid && serverTree.some((p) => p.pid === pid)));
     const launchers = [...launcherPids].map((pid) => mib(pssKiB(pid)));
     const postgres = serverTree.filter(isPostgres);
+    const profiles = await Promise.all(browsers.map((b) => allocatedBytes(b.profile)));
+    const profileMiB = round(median(profiles) / 2 ** 20);
     const result: DensityResult = {
       sessions,
       browsersFound: browsers.length,
@@ -68,7 +84,8 @@ export async function runDensity(server: BenchServer, sessions = 20, idleMiB = c
       },
       processesPerBrowser: round(median(browsers.map((b) => b.procs.length))),
       launcherMiB: { median: round(median(launchers)), total: round(launchers.reduce((a, b) => a + b, 0)) },
-      perSessionMiB: round(median(browserMiB) + median(launchers)),
+      profileMiB: { median: profileMiB, inMemory: server.profilesInMemory },
+      perSessionMiB: round(median(browserMiB) + median(launchers) + (server.profilesInMemory ? profileMiB : 0)),
       controlPlaneMiB: { idle: round(idle), loaded: round(controlPlaneMiB(server)) },
       postgresMiB: round(sumPssMiB(postgres)),
     };

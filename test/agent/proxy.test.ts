@@ -307,16 +307,92 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
     expect(moved).toBeLessThan(10_800_000);
   });
 
-  it(relay === 'socat' ? 'hands each upgraded connection to one socat, which is gone when the connection ends' : 'relays in this process, without socat', async () => {
+  it(relay === 'socat' ? 'hands each upgraded connection to one socat once it is quiet, which is gone when the connection ends' : 'relays in this process, without socat', async () => {
     const before = socatProcesses().length;
     const token = await mintCdpToken({ sessionId: SESSION });
     const ws = new WebSocket(`${base}?signingKey=${token}`);
     await new Promise((r) => ws.once('open', r));
-    ws.send(JSON.stringify({ id: 1, method: 'Browser.getVersion' }));
-    await new Promise((r) => ws.once('message', r));
-    expect(socatProcesses().length).toBe(before + (relay === 'socat' ? 1 : 0));
+    const ask = async (id: number) => {
+      ws.send(JSON.stringify({ id, method: 'Browser.getVersion' }));
+      const answer = JSON.parse(String(await new Promise((r) => ws.once('message', r)))) as { id: number; result: { product: string } };
+      expect(answer).toMatchObject({ id, result: { product: expect.stringMatching(/Chrome/) } });
+    };
+    await ask(1);
+    if (relay === 'socat') {
+      // The first exchange went through Node; after a quiet moment socat has the connection.
+      await waitFor(() => socatProcesses().length === before + 1, 5_000, 'socat to take the connection');
+      await ask(2);
+    } else {
+      await ask(2);
+      expect(socatProcesses()).toHaveLength(before);
+    }
     ws.close();
     await waitFor(() => socatProcesses().length === before, 5_000, 'the relay to end');
+  });
+
+  it.skipIf(relay !== 'socat')('relays through Node until socat takes over', async () => {
+    // A handover that never comes: every answer must still arrive, through this process.
+    const waiting = createAgent({
+      nodeId: 'node-wait', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
+      ...(socat ? { socat } : {}), handOver: { quietMs: 60_000, latestMs: 60_000 },
+    });
+    await waiting.start();
+    try {
+      waiting.routes.add({ sessionId: 'sess_wait', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
+      const before = socatProcesses().length;
+      const token = await mintCdpToken({ sessionId: 'sess_wait' });
+      const b = await playwright.connectOverCDP(`ws://127.0.0.1:${waiting.address().cdpPort}?signingKey=${token}`, { timeout: 5_000 });
+      try {
+        const p = await (b.contexts()[0] ?? (await b.newContext())).newPage();
+        expect(await p.evaluate(() => 6 * 7)).toBe(42);
+        expect(socatProcesses()).toHaveLength(before);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await waiting.stop();
+    }
+  });
+
+  it.skipIf(relay !== 'socat')('hands a busy connection over mid-stream without losing, doubling or reordering a byte', async () => {
+    // Never quiet, so the handover happens at `latestMs`, between (and inside) messages.
+    const busy = createAgent({
+      nodeId: 'node-busy', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
+      ...(socat ? { socat } : {}), handOver: { quietMs: 60_000, latestMs: 150 },
+    });
+    await busy.start();
+    try {
+      busy.routes.add({ sessionId: 'sess_busy', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
+      const before = socatProcesses().length;
+      const token = await mintCdpToken({ sessionId: 'sess_busy' });
+      const ws = new WebSocket(`ws://127.0.0.1:${busy.address().cdpPort}?signingKey=${token}`);
+      await new Promise((r) => ws.once('open', r));
+      const ids: number[] = [];
+      const products = new Set<string>();
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { id: number; result?: { product?: string } };
+        ids.push(m.id);
+        products.add(m.result?.product ?? 'none');
+      });
+      // Windows of 50 commands in flight, for a while before and after the handover.
+      let next = 1;
+      const started = Date.now();
+      while (Date.now() - started < 600 || socatProcesses().length === before) {
+        const until = next + 50;
+        for (; next < until; next++) ws.send(JSON.stringify({ id: next, method: 'Browser.getVersion' }));
+        await waitFor(() => ids.length === next - 1, 5_000, `answers up to ${next - 1}`);
+        if (Date.now() - started > 10_000) throw new Error('socat never took the connection');
+      }
+      expect(ids).toEqual(Array.from({ length: next - 1 }, (_, i) => i + 1));
+      expect([...products].every((p) => /Chrome/.test(p))).toBe(true);
+      expect(socatProcesses()).toHaveLength(before + 1);
+      ws.close();
+      await waitFor(() => socatProcesses().length === before, 5_000, 'the relay to end');
+    } finally {
+      await busy.stop();
+    }
   });
 
   it('leaves no relay behind when the agent stops with connections open', async () => {
