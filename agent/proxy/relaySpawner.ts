@@ -17,7 +17,11 @@ if (!socat || !process.send) {
   process.exit(2);
 }
 
-const halves = new Map<number, { client?: net.Socket; upstream?: net.Socket; answer?: Buffer }>();
+/** How long a half waits for its other half (optional argv[3], ms): both are sent in the same
+ *  tick, so only a failed send leaves one alone, which is then closed instead of kept open. */
+const PARTNER_WAIT_MS = Number(process.argv[3] ?? 5_000);
+
+const halves = new Map<number, { client?: net.Socket; upstream?: net.Socket; answer?: Buffer; timer: NodeJS.Timeout }>();
 
 function report(r: SpawnerReport): void {
   if (process.connected) process.send?.(r);
@@ -66,18 +70,30 @@ process.on('message', (raw: unknown, handle: unknown) => {
   const socket = handle as net.Socket;
   // The socket arrives reading: stop that in this same tick, before any read can happen.
   holdReads(socket);
-  const half = halves.get(msg.data.id) ?? {};
+  const { id } = msg.data;
+  const half = halves.get(id) ?? { timer: setTimeout(() => alone(id), PARTNER_WAIT_MS) };
   if (msg.data.type === 'client') {
     half.client = socket;
     half.answer = Buffer.from(msg.data.answer, 'base64');
   } else {
     half.upstream = socket;
   }
-  halves.set(msg.data.id, half);
+  halves.set(id, half);
   if (half.client && half.upstream && half.answer) {
-    halves.delete(msg.data.id);
-    start(msg.data.id, half.client, half.upstream, half.answer);
+    clearTimeout(half.timer);
+    halves.delete(id);
+    start(id, half.client, half.upstream, half.answer);
   }
 });
+
+/** The other half never came: close this one, so that its peer sees the connection end. */
+function alone(id: number): void {
+  const half = halves.get(id);
+  if (!half) return;
+  halves.delete(id);
+  half.client?.destroy();
+  half.upstream?.destroy();
+  report({ type: 'ended', id, failed: 'only one half of the connection arrived' });
+}
 process.on('disconnect', () => process.exit(0));
 report({ type: 'ready' });
