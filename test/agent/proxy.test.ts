@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createAgent, type Agent } from '../../agent/agent.ts';
 import { launchChromium, type Chromium } from '../../agent/launcher/chromium.ts';
-import { findSocat, type RelayKind } from '../../agent/proxy/relay.ts';
+import { findSocat, type HandOverTiming, type RelayKind } from '../../agent/proxy/relay.ts';
 import {
   cdpCommand, manualTimers, mintCdpToken, secrets, signalSink, startPageServer, tamper, tempDir, testLog, tryUpgrade, waitFor,
 } from './helpers.ts';
@@ -53,6 +53,18 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
 
   const route = (sessionId: string, keepAlive: boolean) =>
     agent.routes.add({ sessionId, browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive, browserPid: browser.pid });
+
+  /** A second agent on the same browser, serving one keepAlive session; its connect URL with a token. */
+  const otherAgent = async (sessionId: string, handOver?: HandOverTiming): Promise<{ other: Agent; url: string }> => {
+    const other = createAgent({
+      nodeId: `node-${sessionId}`, publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
+      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
+      ...(socat ? { socat } : {}), ...(handOver ? { handOver } : {}),
+    });
+    await other.start();
+    other.routes.add({ sessionId, browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
+    return { other, url: `ws://127.0.0.1:${other.address().cdpPort}?signingKey=${await mintCdpToken({ sessionId })}` };
+  };
 
   beforeAll(async () => {
     dir = await tempDir();
@@ -332,17 +344,10 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
 
   it.skipIf(relay !== 'socat')('relays through Node until socat takes over', async () => {
     // A handover that never comes: every answer must still arrive, through this process.
-    const waiting = createAgent({
-      nodeId: 'node-wait', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
-      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
-      ...(socat ? { socat } : {}), handOver: { quietMs: 60_000, latestMs: 60_000 },
-    });
-    await waiting.start();
+    const { other, url } = await otherAgent('sess_wait', { quietMs: 60_000, latestMs: 60_000 });
     try {
-      waiting.routes.add({ sessionId: 'sess_wait', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
       const before = socatProcesses().length;
-      const token = await mintCdpToken({ sessionId: 'sess_wait' });
-      const b = await playwright.connectOverCDP(`ws://127.0.0.1:${waiting.address().cdpPort}?signingKey=${token}`, { timeout: 5_000 });
+      const b = await playwright.connectOverCDP(url, { timeout: 5_000 });
       try {
         const p = await (b.contexts()[0] ?? (await b.newContext())).newPage();
         expect(await p.evaluate(() => 6 * 7)).toBe(42);
@@ -351,23 +356,16 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
         await b.close();
       }
     } finally {
-      await waiting.stop();
+      await other.stop();
     }
   });
 
   it.skipIf(relay !== 'socat')('hands a busy connection over mid-stream without losing, doubling or reordering a byte', async () => {
     // Never quiet, so the handover happens at `latestMs`, between (and inside) messages.
-    const busy = createAgent({
-      nodeId: 'node-busy', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
-      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
-      ...(socat ? { socat } : {}), handOver: { quietMs: 60_000, latestMs: 150 },
-    });
-    await busy.start();
+    const { other, url } = await otherAgent('sess_busy', { quietMs: 60_000, latestMs: 150 });
     try {
-      busy.routes.add({ sessionId: 'sess_busy', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
       const before = socatProcesses().length;
-      const token = await mintCdpToken({ sessionId: 'sess_busy' });
-      const ws = new WebSocket(`ws://127.0.0.1:${busy.address().cdpPort}?signingKey=${token}`);
+      const ws = new WebSocket(url);
       await new Promise((r) => ws.once('open', r));
       const ids: number[] = [];
       const products = new Set<string>();
@@ -391,22 +389,16 @@ describe.each(RELAYS)('CDP proxy, relayed by %s', { timeout: 20_000 }, (relay, s
       ws.close();
       await waitFor(() => socatProcesses().length === before, 5_000, 'the relay to end');
     } finally {
-      await busy.stop();
+      await other.stop();
     }
   });
 
   it('leaves no relay behind when the agent stops with connections open', async () => {
-    const other = createAgent({
-      nodeId: 'node-stop', publicHost: '127.0.0.1', bindHost: '127.0.0.1', cdpPort: 0, controlPort: 0, webdriverPort: 0,
-      chromedriverPath: '/nonexistent/chromedriver', idleGraceMs: GRACE, secrets, signals: async () => undefined, log: testLog(),
-      ...(socat ? { socat } : {}),
-    });
-    await other.start();
     const before = socatProcesses().length;
-    other.routes.add({ sessionId: 'sess_stop', browserPort: browser.port, browserWsPath: browser.wsPath, keepAlive: true });
-    const token = await mintCdpToken({ sessionId: 'sess_stop' });
-    const ws = new WebSocket(`ws://127.0.0.1:${other.address().cdpPort}?signingKey=${token}`);
+    const { other, url } = await otherAgent('sess_stop');
+    const ws = new WebSocket(url);
     await new Promise((r) => ws.once('open', r));
+    if (relay === 'socat') await waitFor(() => socatProcesses().length === before + 1, 5_000, 'socat to take the connection');
     const closed = new Promise((r) => ws.once('close', r));
     await other.stop();
     await closed;
