@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { CdpClaims, SecretSource } from '../../schema/token.ts';
 import type { Route, RouteRegistry } from '../routes.ts';
-import { canHandOver, holdReads, lateSocatRelay, nodeRelay, startSocatSpawner, type HandOverTiming, type Relay, type SocatSpawner } from './relay.ts';
+import { canHandOver, lateSocatRelay, nodeRelay, startSocatSpawner, type HandOverTiming, type Relay, type SocatSpawner } from './relay.ts';
 import { bearer, TokenError, verifyCdpToken } from '../tokens.ts';
 
 export interface TlsFiles {
@@ -142,9 +142,6 @@ export function createCdpProxy(opts: CdpProxyOptions): CdpProxy {
 
   async function onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', (err) => log.debug({ err }, 'client socket error before pipe'));
-    // A client sends nothing before the handshake answer; whatever it does send stays in the
-    // kernel until the relay (Node or socat) reads it.
-    if (spawner) holdReads(socket);
     const url = new URL(req.url ?? '/', 'http://proxy');
     let claims: CdpClaims;
     let route: Route;

@@ -56,31 +56,18 @@ export function findSocat(mode: RelayMode, envPath: string): string | undefined 
 interface ReadHandle {
   reading: boolean;
   readStop(): number;
-  readStart(): number;
 }
 
-const readHandle = (socket: Duplex) => (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
-
 /**
- * Stops Node from reading a socket (libuv read stop), so that bytes the peer sends stay in the
- * kernel for whoever reads next; a later pipe() or resume() starts reading again. A paused
- * stream alone keeps reading ahead into its buffer.
+ * Stops Node from reading a socket (libuv read stop) that goes to another process next, so that
+ * bytes the peer sends stay in the kernel for it. A paused stream alone keeps reading ahead into
+ * its buffer. Not undone by a later pipe() or resume(): only for a socket this process lets go of.
  */
 export function holdReads(socket: Duplex): void {
-  const handle = readHandle(socket);
+  const handle = (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
   if (handle?.reading && typeof handle.readStop === 'function') {
     handle.reading = false;
     handle.readStop();
-  }
-}
-
-/** Undoes holdReads. pipe() and resume() alone may not: a stream that counts itself as
- *  mid-read never asks its handle again, and the peer's bytes would wait in the kernel. */
-export function resumeReads(socket: Duplex): void {
-  const handle = readHandle(socket);
-  if (handle && handle.reading === false && typeof handle.readStart === 'function' && !socket.destroyed) {
-    handle.reading = true;
-    handle.readStart();
   }
 }
 
@@ -116,8 +103,6 @@ export function nodeRelay(client: Duplex, upstream: net.Socket): NodeRelay {
   upstream.once('close', onUpstreamClose);
   upstream.pipe(client);
   client.pipe(upstream);
-  resumeReads(client);
-  resumeReads(upstream);
   return {
     bytes: () => (clientSocket.bytesRead ?? 0) + (clientSocket.bytesWritten ?? 0),
     close() {
