@@ -151,7 +151,8 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
 
   const describeExit = (e: Exit) => (e.signal ? `signal ${e.signal}` : `exit code ${e.code}`);
 
-  let started: Chromium | undefined;
+  /** The session's browser once started (killBrowser() reaches it from outside run()). */
+  let browser: Chromium | undefined;
 
   const warmHttpClient = () => fetch(`${config.agentUrl}/healthz`, { signal: AbortSignal.timeout(AGENT_TIMEOUT_MS) }).then((r) => r.arrayBuffer()).catch(() => undefined);
 
@@ -163,7 +164,6 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       ? await fs.mkdtemp(path.join(config.workDir, `${LAUNCHER_DIR_PREFIX}${label}-cache-`))
       : undefined;
     const removeDirs = () => Promise.all([removeDir(dir), ...(cacheDir ? [removeDir(cacheDir)] : [])]);
-    let browser: Chromium | undefined;
     let routed = false;
 
     const fail = async (message: string): Promise<number> => {
@@ -233,7 +233,6 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       if (stopReason) return shutdown(stopReason);
       return fail(err instanceof Error ? err.message : String(err));
     }
-    started = browser;
     if (stopReason) return shutdown(stopReason);
     if (config.pool) {
       // The first fetch of a process loads its HTTP client; pay for that now, not at hand-over.
@@ -318,7 +317,7 @@ export function runLauncher(config: LauncherConfig, deps: LauncherDeps): Launche
       return done;
     },
     killBrowser() {
-      if (started?.running()) started.kill();
+      if (browser?.running()) browser.kill();
     },
   };
 }

@@ -40,6 +40,7 @@ function tell(message: object): void {
 
 /** READY over IPC: the scheduler answers with a ready-ack once it recorded (or refused) it. */
 function reportReadyOverIpc(sessionId: string, browser: BrowserInfo): Promise<boolean> {
+  if (!process.connected) return Promise.reject(new Error('no IPC channel to the scheduler'));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       process.off('message', onMessage);
@@ -55,12 +56,6 @@ function reportReadyOverIpc(sessionId: string, browser: BrowserInfo): Promise<bo
     };
     process.on('message', onMessage);
     const message: LocalReady = { type: 'ready', sessionId, browser };
-    if (!process.connected) {
-      clearTimeout(timer);
-      process.off('message', onMessage);
-      reject(new Error('no IPC channel to the scheduler'));
-      return;
-    }
     tell(message);
   });
 }
