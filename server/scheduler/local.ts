@@ -205,6 +205,15 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     return list.splice(i, 1)[0];
   }
 
+  /** SIGTERM (the launcher closes its browser and saves its profile), SIGKILL of its group after the grace. */
+  async function stopTask(task: Task): Promise<void> {
+    task.stopping = true;
+    task.child.kill('SIGTERM');
+    const timer = setTimeout(() => killGroup(task.child.pid, 'SIGKILL'), grace);
+    await task.exited;
+    clearTimeout(timer);
+  }
+
   function handOut(task: Task, taskRef: string, spec: LaunchSpec): void {
     const assignment: SessionAssignment = {
       type: 'assign', sessionId: spec.sessionId, launcherToken: spec.launcherToken, keepAlive: spec.keepAlive,
@@ -248,13 +257,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
         // even for the moment a pooled browser takes to close.
         if (occupied() + pool.length > opts.capacity) {
           const evicted = pool.pop();
-          if (evicted) {
-            evicted.stopping = true;
-            evicted.child.kill('SIGTERM');
-            const timer = setTimeout(() => killGroup(evicted.child.pid, 'SIGKILL'), grace);
-            await evicted.exited;
-            clearTimeout(timer);
-          }
+          if (evicted) await stopTask(evicted);
         }
         const task = take(spares) ?? (() => {
           const fresh = spawnIdle('spare');
@@ -287,11 +290,7 @@ export function localScheduler(opts: LocalSchedulerOptions): LocalScheduler {
     async stop(taskRef: string) {
       const task = tasks.get(taskRef);
       if (!task) return;
-      task.stopping = true;
-      task.child.kill('SIGTERM');
-      const timer = setTimeout(() => killGroup(task.child.pid, 'SIGKILL'), grace);
-      await task.exited;
-      clearTimeout(timer);
+      await stopTask(task);
     },
 
     async close() {
