@@ -1,6 +1,6 @@
 // The one function through which every session state change goes: it checks the state table,
 // writes the row and appends to the ordered change stream in one statement, then publishes.
-import { InternalStatus, TRANSITIONS, type EndReason } from '../../schema/states.ts';
+import { canTransition, InternalStatus, type EndReason } from '../../schema/states.ts';
 import { Prisma } from '../db/client.ts';
 import type { Deps } from '../deps.ts';
 import type { SessionChange } from '../events/bus.ts';
@@ -36,7 +36,7 @@ export interface Applied {
 const TERMINAL: InternalStatus[] = ['STOPPED', 'FAILED'];
 
 /** The states from which `to` may be reached, from the state table. */
-const allowedFrom = (to: InternalStatus): InternalStatus[] => InternalStatus.options.filter((from) => TRANSITIONS[from].includes(to));
+const allowedFrom = (to: InternalStatus): InternalStatus[] => InternalStatus.options.filter((from) => canTransition(from, to));
 
 type Queryable = Pick<Deps['db'], '$queryRaw'>;
 
