@@ -6,7 +6,7 @@ import { launchersOf, startSeconds, uptimeSeconds } from './procfs.ts';
 import { waitGone } from './probe.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createSession, releaseSession, serverBrowsers, type BenchServer } from './server.ts';
+import { createSession, releaseSession, serverBrowsers, until, type BenchServer } from './server.ts';
 import { round, summarize, type Summary } from './stats.ts';
 
 export const PHASES = ['create', 'connect', 'navigate', 'release'] as const;
@@ -76,6 +76,9 @@ async function iterate(server: BenchServer, pageUrl: string): Promise<Iteration>
   return { create, connect, navigate, release, gone, pooled };
 }
 
+/** Untimed pause after a wait for the node's state, before the timed create. */
+const SETTLE_MS = 250;
+
 /**
  * With a pool, "warm" means what it says: the create is timed once the pool is full and its
  * browsers are up (their DevToolsActivePort exists, so CDP answers). How long that wait was is recorded apart:
@@ -89,13 +92,10 @@ async function waitForWarmPool(server: BenchServer, poolSize: number, timeoutMs 
     const browsers = serverBrowsers(server);
     return browsers.length >= poolSize && browsers.every((b) => fs.existsSync(path.join(b.profile, 'DevToolsActivePort')));
   };
-  while (!warm()) {
-    if (performance.now() - t > timeoutMs) throw new Error(`no pooled browser was ready within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  if (!(await until(warm, timeoutMs, 20))) throw new Error(`no pooled browser was ready within ${timeoutMs} ms`);
   // A browser keeps its cores busy for a moment after CDP answers, and the launcher signals
   // its scheduler right after: let both settle.
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
   return since(t);
 }
 
@@ -110,12 +110,9 @@ async function waitForRestingNode(server: BenchServer, spares: number, timeoutMs
     const launchers = launchersOf(server.pid);
     return launchers.length === spares && serverBrowsers(server).length === 0;
   };
-  while (!resting()) {
-    if (performance.now() - t > timeoutMs) throw new Error(`the node did not come to rest (${spares} spare launchers, no browser) within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  if (!(await until(resting, timeoutMs, 20))) throw new Error(`the node did not come to rest (${spares} spare launchers, no browser) within ${timeoutMs} ms`);
   // The same settling time as the warm wait: a spare that was just spawned is still loading.
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
   return since(t);
 }
 
