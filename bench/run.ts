@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: no executable browser at ${chromePath} (pass --chrome PATH)\n`);
     return 2;
   }
-  const chromeEnv: Record<string, string> = { ...(opts.chrome ? { CHROME_PATH: opts.chrome } : {}), BROWSER_PROFILE_DIR: opts.profiles };
+  const serverEnv: Record<string, string> = { ...(opts.chrome ? { CHROME_PATH: opts.chrome } : {}), BROWSER_PROFILE_DIR: opts.profiles };
   const started = performance.now();
   const loadAtStart = loadAverage();
   if (loadAtStart > os.cpus().length) progress(`warning: load average ${loadAtStart} on ${os.cpus().length} cores before the run; numbers will be noisy`);
@@ -60,7 +60,7 @@ async function main(): Promise<number> {
   const { only } = opts;
   try {
     // Cold server (no pool): cold lifecycle, proxy, density, API.
-    const cold = await startServer('cold', { ...chromeEnv, POOL_SIZE: '0' });
+    const cold = await startServer('cold', { ...serverEnv, POOL_SIZE: '0' });
     running.add(cold);
     const version = await probe(cold);
     results.machine = machine(version.product, chromePath, loadAtStart);
@@ -82,7 +82,7 @@ async function main(): Promise<number> {
 
     // Cold without a spare launcher: every session also waits for Node to start its launcher.
     if (only.has('lifecycle')) {
-      const bare = await startServer('bare', { ...chromeEnv, POOL_SIZE: '0', POOL_SPARE_LAUNCHERS: '0' });
+      const bare = await startServer('bare', { ...serverEnv, POOL_SIZE: '0', POOL_SPARE_LAUNCHERS: '0' });
       running.add(bare);
       await probe(bare);
       results.lifecycle.bare = await runLifecycle(bare, { mode: 'bare', poolSize: 0, spares: 0, poolBrowsersAtStart: 0, iterations: opts.iterations, pageUrl: page.url });
@@ -93,7 +93,7 @@ async function main(): Promise<number> {
 
     // Warm server (pool of pre-started browsers): warm lifecycle only.
     if (only.has('lifecycle')) {
-      const warm = await startServer('warm', { ...chromeEnv, POOL_SIZE: String(WARM_POOL_SIZE) });
+      const warm = await startServer('warm', { ...serverEnv, POOL_SIZE: String(WARM_POOL_SIZE) });
       running.add(warm);
       await probe(warm);
       const poolAtStart = await waitForPool(warm, WARM_POOL_SIZE, 10_000);

@@ -78,9 +78,9 @@ export type LocalReadyAck = z.infer<typeof LocalReadyAck>;
 export const PoolReady = z.object({ type: z.literal('pool-ready'), pid: z.number().int() });
 
 /** CDP proxy -> its relay spawner (IPC, each with a socket handle): the two halves of an
- *  upgraded connection; the client half carries the browser's handshake answer (base64). */
+ *  upgraded connection, its handshake already answered. */
 export const SpawnerRequest = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('client'), id: z.number().int(), answer: z.string() }),
+  z.object({ type: z.literal('client'), id: z.number().int() }),
   z.object({ type: z.literal('upstream'), id: z.number().int() }),
 ]);
 export type SpawnerRequest = z.infer<typeof SpawnerRequest>;

@@ -171,7 +171,7 @@ export function lateSocatRelay(client: net.Socket, upstream: net.Socket, spawner
     node.detach();
     holdReads(client);
     holdReads(upstream);
-    current = spawner.relay(client, upstream, Buffer.alloc(0));
+    current = spawner.relay(client, upstream);
     void current.done.then(resolveDone);
   };
   const quiet = setTimeout(attempt, quietMs).unref();
@@ -206,9 +206,9 @@ export interface SocatSpawner {
   ready(): boolean;
   /** Resolves once it is up, or after `timeoutMs` (or its exit) without it. */
   whenReady(timeoutMs: number): Promise<boolean>;
-  /** Hands an upgraded connection to socat: the spawner writes `answer` (the browser's 101, or
-   *  nothing when Node wrote it) to the client first. This process lets go of both sockets. */
-  relay(client: net.Socket, upstream: net.Socket, answer: Buffer): Relay;
+  /** Hands an upgraded connection (its handshake answered) to socat. This process lets go of
+   *  both sockets. */
+  relay(client: net.Socket, upstream: net.Socket): Relay;
   stop(): Promise<void>;
 }
 
@@ -271,9 +271,9 @@ export function startSocatSpawner(socat: string, log: Logger): SocatSpawner {
       clearTimeout(timer);
       return up && child.connected;
     },
-    relay(client, upstream, answer) {
+    relay(client, upstream) {
       const id = nextId++;
-      const before = client.bytesRead + client.bytesWritten + answer.length;
+      const before = client.bytesRead + client.bytesWritten;
       let shell: number | undefined;
       let final: number | undefined;
       let moved = 0;
@@ -316,7 +316,7 @@ export function startSocatSpawner(socat: string, log: Logger): SocatSpawner {
         live.get(id)?.ended({ failed: err.message });
         live.delete(id);
       });
-      request({ type: 'client', id, answer: answer.toString('base64') }, client);
+      request({ type: 'client', id }, client);
       request({ type: 'upstream', id }, upstream);
       return {
         bytes() {

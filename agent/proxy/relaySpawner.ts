@@ -1,11 +1,10 @@
 // Child process of the CDP proxy that starts the socat relays. Forking the control plane
 // (hundreds of MB mapped) to start a relay blocked its event loop for 15-60 ms per connection
 // here; forking this small process takes about 1 ms. The proxy sends both sockets of an
-// upgraded connection (two IPC messages with handles) and the browser's handshake answer; this
-// process writes the answer to the client, starts `sh -c 'socat ...; cat /proc/$$/io'` with the
+// upgraded connection (two IPC messages with handles) once it holds no byte of it; this process
+// stops reading them as they arrive, starts `sh -c 'socat ...; cat /proc/$$/io'` with the
 // sockets as fds 3 and 4, lets go of them, and reports `started` (the shell's pid) and `ended`
-// (socat's byte count). Neither peer sends a byte before the client has the answer, so nothing
-// is read here.
+// (socat's byte count). What the peers send meanwhile waits in the kernel for socat.
 import { spawn } from 'node:child_process';
 import type net from 'node:net';
 import { SpawnerRequest, type SpawnerReport } from '../../schema/agent.ts';
@@ -21,46 +20,38 @@ if (!socat || !process.send) {
  *  tick, so only a failed send leaves one alone, which is then closed instead of kept open. */
 const PARTNER_WAIT_MS = Number(process.argv[3] ?? 5_000);
 
-const halves = new Map<number, { client?: net.Socket; upstream?: net.Socket; answer?: Buffer; timer: NodeJS.Timeout }>();
+const halves = new Map<number, { client?: net.Socket; upstream?: net.Socket; timer: NodeJS.Timeout }>();
 
 function report(r: SpawnerReport): void {
   if (process.connected) process.send?.(r);
 }
 
-function start(id: number, client: net.Socket, upstream: net.Socket, answer: Buffer): void {
+function start(id: number, client: net.Socket, upstream: net.Socket): void {
   const fail = (message: string) => {
     client.destroy();
     upstream.destroy();
     report({ type: 'ended', id, failed: message });
   };
   if (client.readableLength > 0 || upstream.readableLength > 0) return fail('bytes were read before socat could take them');
-  const spawnSocat = () => {
-    // Its own process group: the proxy can take the shell down with socat before socat exists.
-    const child = spawn('/bin/sh', ['-c', socatScript, socat!], { stdio: ['ignore', 'pipe', 'pipe', client, upstream], detached: true });
-    let out = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-      stderr = (stderr + d).slice(-1_000);
-    });
-    child.once('spawn', () => {
-      client.destroy();
-      upstream.destroy();
-      report({ type: 'started', id, pid: child.pid ?? 0 });
-    });
-    child.once('error', (e) => fail(`socat could not be started: ${e.message}`));
-    child.once('close', () => {
-      const wchar = wcharOf(out);
-      report({ type: 'ended', id, ...(wchar !== undefined ? { wchar } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
-    });
-  };
-  // A connection the proxy relayed itself first already has its answer.
-  if (answer.length === 0) return spawnSocat();
-  client.write(answer, (err) => {
-    if (err) return fail(`the handshake answer could not be written: ${err.message}`);
-    spawnSocat();
+  // Its own process group: the proxy can take the shell down with socat before socat exists.
+  const child = spawn('/bin/sh', ['-c', socatScript, socat!], { stdio: ['ignore', 'pipe', 'pipe', client, upstream], detached: true });
+  let out = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr = (stderr + d).slice(-1_000);
+  });
+  child.once('spawn', () => {
+    client.destroy();
+    upstream.destroy();
+    report({ type: 'started', id, pid: child.pid ?? 0 });
+  });
+  child.once('error', (e) => fail(`socat could not be started: ${e.message}`));
+  child.once('close', () => {
+    const wchar = wcharOf(out);
+    report({ type: 'ended', id, ...(wchar !== undefined ? { wchar } : {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) });
   });
 }
 
@@ -74,15 +65,14 @@ process.on('message', (raw: unknown, handle: unknown) => {
   const half = halves.get(id) ?? { timer: setTimeout(() => alone(id), PARTNER_WAIT_MS) };
   if (msg.data.type === 'client') {
     half.client = socket;
-    half.answer = Buffer.from(msg.data.answer, 'base64');
   } else {
     half.upstream = socket;
   }
   halves.set(id, half);
-  if (half.client && half.upstream && half.answer) {
+  if (half.client && half.upstream) {
     clearTimeout(half.timer);
     halves.delete(id);
-    start(id, half.client, half.upstream, half.answer);
+    start(id, half.client, half.upstream);
   }
 });
 
